@@ -1,0 +1,126 @@
+package progress
+
+import "time"
+
+// Kind says what an [Event] reports.
+type Kind uint8
+
+const (
+	// RequestStarted: a logical request (all its attempts) begins.
+	RequestStarted Kind = iota + 1
+	// RetryScheduled: an attempt failed and another will be sent after Wait,
+	// for Reason (WaitBackoff, WaitServerHint, WaitRateLimited).
+	RetryScheduled
+	// RequestFinished: an attempt produced the response handed to the caller.
+	RequestFinished
+	// Stopped: retrying ended without success; Reason says why.
+	Stopped
+	// Waiting: a request is held before its attempt (rate-limit pacing);
+	// Wait and Reason say for how long and why.
+	Waiting
+	// PageReceived: a page walk received page Done, with Items and Bytes.
+	PageReceived
+	// SubrequestDone: a fan-out finished sub-request Done of Total.
+	SubrequestDone
+	// QuotaSeen: a response carried rate-limit headers: Remaining requests
+	// until Reset.
+	QuotaSeen
+)
+
+func (k Kind) String() string {
+	switch k {
+	case RequestStarted:
+		return "request started"
+	case RetryScheduled:
+		return "retry scheduled"
+	case RequestFinished:
+		return "request finished"
+	case Stopped:
+		return "stopped"
+	case Waiting:
+		return "waiting"
+	case PageReceived:
+		return "page received"
+	case SubrequestDone:
+		return "sub-request done"
+	case QuotaSeen:
+		return "quota seen"
+	}
+	return "unknown"
+}
+
+// Reasons a wait is taken. Stop reasons are the text of the retry package's
+// sentinel errors ("attempts exhausted", "stalled", ...).
+const (
+	WaitBackoff     = "backoff"
+	WaitServerHint  = "server hint"
+	WaitRateLimited = "rate limited"
+)
+
+// An Event is one thing worth reporting. Fields that do not apply to a Kind
+// are zero.
+type Event struct {
+	Kind     Kind
+	Time     time.Time
+	Method   string
+	URL      string // redacted
+	Host     string
+	Attempt  int           // 1-based attempt number, for request events
+	Status   int           // HTTP status of the attempt, 0 when it failed without one
+	ErrClass string        // short class of a failure without a response: "refused", "reset", "timeout", ...
+	Err      string        // redacted error text
+	Wait     time.Duration // planned wait, for RetryScheduled and Waiting
+	Reason   string        // why it waits or why it stopped
+	Items    int64         // items on a page, or rows so far
+	Bytes    int64         // bytes of a page
+	Done     int           // page index (1-based) or sub-requests done
+	Total    int           // sub-requests in all, 0 when unknown
+	// Remaining and Reset describe a quota (QuotaSeen); Remaining is -1 when
+	// the server did not say.
+	Remaining int64
+	Reset     time.Duration
+}
+
+// A Reporter receives events. Report must be safe for concurrent use and
+// should return quickly: it is called on the request path.
+type Reporter interface {
+	Report(Event)
+}
+
+// ReporterFunc adapts a function to a [Reporter].
+type ReporterFunc func(Event)
+
+// Report calls f(e).
+func (f ReporterFunc) Report(e Event) { f(e) }
+
+// Emit sends e to r when r is not nil, stamping the time when it is unset.
+func Emit(r Reporter, e Event) {
+	if r == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	r.Report(e)
+}
+
+// Multi returns a reporter that passes every event to each non-nil reporter.
+func Multi(rs ...Reporter) Reporter {
+	var keep []Reporter
+	for _, r := range rs {
+		if r != nil {
+			keep = append(keep, r)
+		}
+	}
+	switch len(keep) {
+	case 0:
+		return nil
+	case 1:
+		return keep[0]
+	}
+	return ReporterFunc(func(e Event) {
+		for _, r := range keep {
+			r.Report(e)
+		}
+	})
+}
