@@ -79,6 +79,14 @@ type Event struct {
 	// the server did not say.
 	Remaining int64
 	Reset     time.Duration
+
+	// MaxAttempts is the most attempts the policy allows for the request
+	// (request events), 0 when unknown or unbounded; renderers show the
+	// retry count against it.
+	MaxAttempts int
+	// TotalItems is the number of items the whole walk will yield, when the
+	// server said so (PageReceived); 0 when unknown.
+	TotalItems int64
 }
 
 // A Reporter receives events. Report must be safe for concurrent use and
