@@ -1,0 +1,233 @@
+package progress
+
+import (
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxURLBytes bounds a URL inside one rendered line. A chunked query's URL
+// can be several kilobytes; its head (scheme, host, path, first parameters)
+// is what a reader greps for.
+const maxURLBytes = 120
+
+// fmtDuration renders a wait the way a person reads it: milliseconds below
+// a second, tenths of a second below a minute, whole seconds above.
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Millisecond:
+		return "1ms"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// fmtBytes renders a byte count in decimal units with at most one decimal.
+func fmtBytes(n int64) string {
+	if n < 1000 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	v := float64(n)
+	units := []string{"kB", "MB", "GB", "TB", "PB", "EB"}
+	var unit string
+	for _, unit = range units {
+		v /= 1000
+		if v < 1000 {
+			break
+		}
+	}
+	return fmtAmount(v) + " " + unit
+}
+
+// fmtAmount shows one decimal below ten and none above, so figures stay
+// short and stable in width.
+func fmtAmount(v float64) string {
+	if v < 9.95 {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// clean makes text from the network safe to put on one line: control
+// characters (newlines, escape sequences) become '?', so a server cannot
+// forge extra log lines or move the terminal cursor.
+func clean(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) < 0 && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			r = '?'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// shortURL cleans u and cuts it to maxURLBytes at a rune boundary.
+func shortURL(u string) string {
+	u = clean(u)
+	if len(u) <= maxURLBytes {
+		return u
+	}
+	cut := maxURLBytes
+	for cut > 0 && !utf8.RuneStart(u[cut]) {
+		cut--
+	}
+	return u[:cut] + "..."
+}
+
+// target names what a request event is about: "GET https://...", falling
+// back to the host when the URL is missing.
+func target(e Event) string {
+	where := shortURL(e.URL)
+	if where == "" {
+		where = clean(e.Host)
+	}
+	if e.Method == "" {
+		return where
+	}
+	if where == "" {
+		return clean(e.Method)
+	}
+	return clean(e.Method) + " " + where
+}
+
+// failure is the short cause of a failed attempt: its status, else its
+// error class, else "".
+func failure(e Event) string {
+	if e.Status != 0 {
+		return strconv.Itoa(e.Status)
+	}
+	return clean(e.ErrClass)
+}
+
+// plural returns "1 attempt" or "2 attempts".
+func plural[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(int64(n), 10) + " " + many
+}
+
+// waitPhrase says why and for how long requests are held, as the terminal's
+// status line shows it.
+func waitPhrase(e Event) string {
+	d := fmtDuration(e.Wait)
+	switch e.Reason {
+	case WaitRateLimited:
+		return "rate limited: waiting " + d + " as the server asked"
+	case WaitServerHint:
+		return "server hint: waiting " + d + " as the server asked"
+	case WaitBackoff:
+		if f := failure(e); f != "" {
+			return "backoff: waiting " + d + " after " + f
+		}
+		return "backoff: waiting " + d
+	case "":
+		return "waiting " + d
+	}
+	return clean(e.Reason) + ": waiting " + d
+}
+
+// retryLine renders a RetryScheduled event:
+//
+//	retry 2/4 GET https://api.example.gov/items?page=3: 503, waiting 1.2s (backoff)
+//
+// The number is the retry's (retry n follows attempt n); the total is the
+// retries the policy allows, MaxAttempts-1.
+func retryLine(e Event) string {
+	var b strings.Builder
+	b.WriteString("retry")
+	if e.Attempt > 0 {
+		b.WriteString(" " + strconv.Itoa(e.Attempt))
+		if e.MaxAttempts > 1 {
+			b.WriteString("/" + strconv.Itoa(e.MaxAttempts-1))
+		}
+	}
+	if t := target(e); t != "" {
+		b.WriteString(" " + t)
+	}
+	f := failure(e)
+	if f == "" {
+		f = "failed"
+	}
+	b.WriteString(": " + f + ", waiting " + fmtDuration(e.Wait))
+	if e.Reason != "" {
+		b.WriteString(" (" + clean(e.Reason) + ")")
+	}
+	return b.String()
+}
+
+// waitingLine renders a Waiting event:
+//
+//	waiting GET https://api.example.gov/items: 3s (rate limited)
+func waitingLine(e Event) string {
+	s := "waiting"
+	if t := target(e); t != "" {
+		s += " " + t
+	}
+	s += ": " + fmtDuration(e.Wait)
+	if e.Reason != "" {
+		s += " (" + clean(e.Reason) + ")"
+	}
+	return s
+}
+
+// stoppedLine renders a Stopped event:
+//
+//	stopped GET https://api.example.gov/items: attempts exhausted after 5 attempts (503)
+func stoppedLine(e Event) string {
+	s := "stopped"
+	if t := target(e); t != "" {
+		s += " " + t
+	}
+	reason := clean(e.Reason)
+	if reason == "" {
+		reason = "gave up"
+	}
+	s += ": " + reason
+	if e.Attempt > 0 {
+		s += " after " + plural(e.Attempt, "attempt", "attempts")
+	}
+	if f := failure(e); f != "" {
+		s += " (" + f + ")"
+	}
+	return s
+}
+
+// quotaPhrase renders what a QuotaSeen event says: "3 left, resets in 45s".
+func quotaPhrase(e Event) string {
+	s := strconv.FormatInt(e.Remaining, 10) + " left"
+	if e.Reset > 0 {
+		s += ", resets in " + fmtDuration(e.Reset)
+	}
+	return s
+}
+
+// quotaLine renders a low quota:
+//
+//	quota low api.example.gov: 3 left, resets in 45s
+func quotaLine(e Event) string {
+	host := hostOf(e)
+	if host == "" {
+		return "quota low: " + quotaPhrase(e)
+	}
+	return "quota low " + host + ": " + quotaPhrase(e)
+}
+
+// withSuppressed notes on a line how many like it were held back.
+func withSuppressed(line string, n int) string {
+	if n == 0 {
+		return line
+	}
+	return line + " [+" + strconv.Itoa(n) + " similar]"
+}

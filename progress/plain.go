@@ -1,0 +1,140 @@
+package progress
+
+import (
+	"io"
+	"sync"
+	"time"
+)
+
+// Plain renders events as short lines, one per notable event, for outputs
+// that are not terminals: pipes, files, CI logs. Each line starts with a
+// word to grep for: retry, waiting, stopped, quota, hint, progress.
+//
+//	retry 1/4 GET https://api.example.gov/items?page=3: 503, waiting 1.2s (backoff)
+//	hint: api.example.gov accepts an API key; set STEADY_API_KEY to raise your rate limit
+//	progress: 12/40 sub-requests, 3400 rows, 1.2 MB, 2 retries, eta 1m20s
+//
+// Lines are throttled by the events' own times (see [Options]): at most one
+// progress line per Interval, at most one retry, waiting or stopped line per
+// host and NoticeInterval. A Plain is safe for concurrent use; each line is
+// written with one Write call.
+type Plain struct {
+	mu       sync.Mutex
+	w        io.Writer
+	opt      Options
+	m        meter
+	shown    meter     // the meter as the last progress line showed it
+	lastLine time.Time // when the last progress line was printed
+	printed  bool      // a progress line was printed
+	steps    int       // pages and sub-requests seen, for Options.Every
+	notices  notices
+	quota    map[string]time.Time // last quota line per host
+	hint     keyHint
+	closed   bool
+	err      error
+}
+
+var _ Renderer = (*Plain)(nil)
+
+// NewPlain returns a plain line renderer writing to w.
+func NewPlain(w io.Writer, opt Options) *Plain {
+	opt = opt.withDefaults()
+	return &Plain{
+		w:       w,
+		opt:     opt,
+		notices: newNotices(opt.NoticeInterval),
+		quota:   make(map[string]time.Time),
+		hint:    newKeyHint(opt),
+	}
+}
+
+// Report renders e; it drops e after Close.
+func (p *Plain) Report(e Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	t := now(e)
+	p.m.add(e, t)
+	switch e.Kind {
+	case RetryScheduled:
+		p.notice(e, t, retryLine)
+	case Waiting:
+		p.notice(e, t, waitingLine)
+	case Stopped:
+		p.notice(e, t, stoppedLine)
+	case QuotaSeen:
+		p.quotaSeen(e, t)
+	case PageReceived, SubrequestDone:
+		p.step(e, t)
+	}
+	if line, ok := p.hint.check(e); ok {
+		p.println(line)
+	}
+}
+
+// Close prints a last progress line when something happened since the last
+// one, and returns the first write error. It never blocks on anything but
+// the writer.
+func (p *Plain) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed {
+		p.closed = true
+		if p.m.changed(p.shown) {
+			p.println(p.m.line())
+			p.shown = p.m
+		}
+	}
+	return p.err
+}
+
+func (p *Plain) notice(e Event, t time.Time, render func(Event) string) {
+	ok, held := p.notices.admit(noticeKey{e.Kind, hostOf(e)}, t)
+	if ok {
+		p.println(withSuppressed(render(e), held))
+	}
+}
+
+func (p *Plain) quotaSeen(e Event, t time.Time) {
+	if e.Remaining < 0 || p.opt.QuotaLow < 0 || e.Remaining > p.opt.QuotaLow {
+		return
+	}
+	host := hostOf(e)
+	if last, seen := p.quota[host]; seen && p.opt.Interval > 0 && t.Sub(last) < p.opt.Interval {
+		return
+	}
+	p.quota[host] = t
+	p.println(quotaLine(e))
+}
+
+// step decides whether a page or a finished sub-request is worth a progress
+// line: by count when Options.Every is set, else by time; the last
+// sub-request of a known total always is.
+func (p *Plain) step(e Event, t time.Time) {
+	p.steps++
+	var due bool
+	switch {
+	case e.Kind == SubrequestDone && p.m.subTotal > 0 && p.m.subDone >= p.m.subTotal:
+		due = true
+	case p.opt.Every > 0:
+		due = p.steps%p.opt.Every == 0
+	default:
+		due = !p.printed || p.opt.Interval < 0 || t.Sub(p.lastLine) >= p.opt.Interval
+	}
+	if !due {
+		return
+	}
+	p.println(p.m.line())
+	p.shown, p.lastLine, p.printed = p.m, t, true
+}
+
+// println writes one line; after a write error it writes nothing more, since
+// a closed pipe stays closed.
+func (p *Plain) println(line string) {
+	if p.err != nil {
+		return
+	}
+	_, p.err = io.WriteString(p.w, line+"\n")
+}
