@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// A Tracker records when data last arrived. The zero value is not ready; use
-// [New]. A Tracker is safe for concurrent use: the stamp is one atomic word,
+// A Tracker records when data last arrived. The zero value has never seen
+// data: its first [Tracker.Mark] starts it. [New] returns one started now. A Tracker is safe for concurrent use: the stamp is one atomic word,
 // so marking progress on every body read costs no lock.
 type Tracker struct {
 	last     atomic.Int64 // unix nanoseconds of the last progress
@@ -19,6 +19,14 @@ type Tracker struct {
 func New() *Tracker {
 	t := new(Tracker)
 	t.last.Store(time.Now().UnixNano())
+	return t
+}
+
+// NewSince returns a tracker whose stamp is start, for a call that began
+// before its tracker was needed.
+func NewSince(start time.Time) *Tracker {
+	t := new(Tracker)
+	t.last.Store(start.UnixNano())
 	return t
 }
 

@@ -1,0 +1,146 @@
+package retry
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/steadyhttp/steady/liveness"
+)
+
+// drainLimit and drainTime bound what is read from a discarded attempt's body
+// so its connection can be reused: a small error page is read to its end; a
+// large or stalled one is cut off by closing it.
+const (
+	drainLimit = 64 << 10
+	drainTime  = 2 * time.Second
+)
+
+// discard drains a discarded response's body (bounded in bytes and time) and
+// closes it. It returns only when the body is closed, so a wait that follows
+// never holds a connection.
+func discard(resp *http.Response) {
+	if resp == nil || resp.Body == nil {
+		return
+	}
+	stop := time.AfterFunc(drainTime, func() { resp.Body.Close() })
+	_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
+	stop.Stop()
+	resp.Body.Close()
+}
+
+// trackedBody marks progress on every read that returns data. It carries its
+// own tracker for calls whose context had none, so the success path makes one
+// allocation for both.
+type trackedBody struct {
+	rc  io.ReadCloser
+	tr  *liveness.Tracker
+	own liveness.Tracker
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.tr.Mark()
+	}
+	return n, err
+}
+
+func (b *trackedBody) Close() error { return b.rc.Close() }
+
+// wrapBody makes reads of resp's body count as progress on tr (or on a new
+// tracker when tr is nil). Switching-protocol bodies are writable and are
+// left alone.
+func wrapBody(resp *http.Response, tr *liveness.Tracker) {
+	if resp.Body == nil || resp.Body == http.NoBody || resp.StatusCode == http.StatusSwitchingProtocols {
+		if tr != nil {
+			tr.Mark()
+		}
+		return
+	}
+	b := &trackedBody{rc: resp.Body, tr: tr}
+	if tr == nil {
+		b.tr = &b.own
+	}
+	b.tr.Mark()
+	resp.Body = b
+}
+
+// BufferedBody is the body of a response that the transport read inside the
+// attempt (see [liveness.WithBodyInAttempt]). Bytes returns it without a
+// copy; reading it works like any body.
+type BufferedBody struct {
+	*bytes.Reader
+	data []byte
+}
+
+// Bytes returns the whole body. The caller must not modify it.
+func (b *BufferedBody) Bytes() []byte { return b.data }
+
+// Close does nothing: the body is already in memory.
+func (b *BufferedBody) Close() error { return nil }
+
+// ReadTimeoutError is the cause when a body read inside the attempt went
+// silent for longer than [Policy.ReadTimeout]. It is a timeout, so the
+// attempt is re-sent like any other timed-out attempt.
+type ReadTimeoutError struct {
+	After time.Duration
+}
+
+func (e *ReadTimeoutError) Error() string {
+	return "no body data for " + e.After.String() + " (read timeout)"
+}
+
+// Timeout reports true: it is a timeout in the [net.Error] sense.
+func (e *ReadTimeoutError) Timeout() bool { return true }
+
+// Temporary reports true, for [net.Error].
+func (e *ReadTimeoutError) Temporary() bool { return true }
+
+// readInAttempt reads resp's whole body, at most limit bytes (-1: no limit),
+// giving up when no data arrives for idle (<= 0: never). cancel aborts the
+// attempt's request, which unblocks a read stuck on a silent connection.
+// Each chunk that arrives marks tr. The body is always closed.
+func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel context.CancelCauseFunc, tr *liveness.Tracker) ([]byte, error) {
+	defer resp.Body.Close()
+	var timer *time.Timer
+	errIdle := &ReadTimeoutError{After: idle}
+	if idle > 0 && cancel != nil {
+		timer = time.AfterFunc(idle, func() { cancel(errIdle) })
+		defer timer.Stop()
+	}
+	size := 512
+	if cl := resp.ContentLength; cl > 0 && (limit < 0 || cl <= limit) {
+		size = int(min(cl+1, 64<<20))
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(chunk)
+		if n > 0 {
+			if limit >= 0 && int64(buf.Len()+n) > limit {
+				return nil, &liveness.BodyTooLargeError{Limit: limit}
+			}
+			buf.Write(chunk[:n])
+			if tr != nil {
+				tr.Mark()
+			}
+			if timer != nil {
+				timer.Reset(idle)
+			}
+		}
+		if err == io.EOF {
+			return buf.Bytes(), nil
+		}
+		if err != nil {
+			if timer != nil && !timer.Stop() {
+				return nil, errIdle // the watchdog fired and aborted the read
+			}
+			return nil, err
+		}
+	}
+}
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

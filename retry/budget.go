@@ -1,0 +1,119 @@
+package retry
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Budget defaults. A client may re-send about one request in ten (the
+// per-client budget that kept load growth near 1.1x in published production
+// experience, against nearly 3x for unbudgeted retries), and never fewer than
+// a few re-sends a second, so a client with little traffic still rides out
+// a blip: at one request a minute the ratio alone would allow one re-send
+// every ten minutes.
+const (
+	DefaultBudgetRatio        = 0.1
+	DefaultBudgetMinPerSecond = 3.0
+	DefaultBudgetMaxTokens    = 10.0
+)
+
+// A Budget bounds re-sends across every call that shares it, so retries
+// cannot multiply load when a service is weakest. It is a token bucket: each
+// first attempt deposits Ratio of a token, each re-send withdraws one. The
+// bucket also refills with time at MinPerSecond, and the two refills do not
+// add up: the bucket gains whichever is larger over a stretch, so the floor
+// only matters when traffic is light. First attempts are never blocked.
+//
+// The zero value is ready to use with the defaults. Share one Budget per
+// client (or per host) through [Policy.Budget]. Deposits are a single atomic
+// add; only re-sends take the lock.
+type Budget struct {
+	// Ratio is the share of first attempts that may be re-sent (0: 0.1).
+	Ratio float64
+	// MinPerSecond is the floor: re-sends a second allowed whatever the
+	// traffic (0: 3; negative: no floor).
+	MinPerSecond float64
+	// MaxTokens caps the re-sends that can be banked for a burst (0: 10).
+	MaxTokens float64
+
+	deposits atomic.Int64 // first attempts seen, ever
+
+	mu       sync.Mutex
+	started  bool
+	tokens   float64
+	seen     int64     // deposits already credited to tokens
+	lastFill time.Time // when the floor was last applied
+	refused  int64
+	allowed  int64
+}
+
+// Deposit records a first attempt.
+func (b *Budget) Deposit() { b.deposits.Add(1) }
+
+// Withdraw asks for one re-send at time now and reports whether the budget
+// allows it.
+func (b *Budget) Withdraw(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refill(now)
+	if b.tokens >= 1 {
+		b.tokens--
+		b.allowed++
+		return true
+	}
+	b.refused++
+	return false
+}
+
+// refill credits new deposits and the time floor; the caller holds b.mu.
+func (b *Budget) refill(now time.Time) {
+	ratio, floor, maxTokens := b.params()
+	total := b.deposits.Load()
+	if !b.started {
+		b.started = true
+		b.lastFill = now
+		b.seen = total
+		b.tokens = min(float64(total)*ratio, maxTokens)
+		return
+	}
+	fromTraffic := float64(total-b.seen) * ratio
+	b.seen = total
+	fromTime := 0.0
+	if elapsed := now.Sub(b.lastFill); elapsed > 0 {
+		fromTime = elapsed.Seconds() * floor
+		b.lastFill = now
+	}
+	b.tokens = min(b.tokens+max(fromTraffic, fromTime), maxTokens)
+}
+
+func (b *Budget) params() (ratio, floor, maxTokens float64) {
+	ratio, floor, maxTokens = b.Ratio, b.MinPerSecond, b.MaxTokens
+	if ratio <= 0 {
+		ratio = DefaultBudgetRatio
+	}
+	if floor == 0 {
+		floor = DefaultBudgetMinPerSecond
+	}
+	floor = max(floor, 0)
+	if maxTokens <= 0 {
+		maxTokens = DefaultBudgetMaxTokens
+	}
+	return ratio, floor, maxTokens
+}
+
+// BudgetStats is a snapshot of a [Budget].
+type BudgetStats struct {
+	FirstAttempts int64   // deposits
+	Allowed       int64   // re-sends allowed
+	Refused       int64   // re-sends refused
+	Tokens        float64 // re-sends available at the snapshot
+}
+
+// Stats returns a snapshot at time now.
+func (b *Budget) Stats(now time.Time) BudgetStats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refill(now)
+	return BudgetStats{FirstAttempts: b.deposits.Load(), Allowed: b.allowed, Refused: b.refused, Tokens: b.tokens}
+}

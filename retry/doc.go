@@ -1,0 +1,39 @@
+// Package retry provides an [http.RoundTripper] that re-sends what a later
+// attempt could survive, and nothing else.
+//
+// A [Transport] wraps another RoundTripper ([New]). Each call is bounded two
+// independent ways. [Policy.MaxAttempts] counts tries. [Policy.StallTimeout]
+// counts silence: the time the call has gone without receiving any data. The
+// attempt count alone leaves time unbounded (four re-sends of a request that
+// times out after a minute are four silent minutes), and silence alone would
+// cut a slow but productive download, so both apply. The silence is measured
+// by a [liveness.Tracker] carried in the request's context; a page walk or a
+// fan-out that puts one tracker in the context shares the budget across all
+// its requests. A response handed to the caller and body bytes the caller
+// reads are progress. Before every re-send after the first, the call stops
+// with [ErrStalled] when the silence so far plus the planned backoff exceeds
+// the budget. Waits the server named (Retry-After) and time queued for a
+// concurrency slot ([WithGate]) are credited back: waiting is not silence.
+//
+// Between attempts the transport waits: full-jitter exponential backoff
+// ([Policy.InitialBackoff], [Policy.MaxBackoff]), or the server's Retry-After
+// ([ParseRetryAfter]) plus a little jitter. A server that asks for more than
+// [Policy.MaxRetryAfter] is not obeyed by sleeping: the call stops at once
+// with [ErrRetryAfter] and the response goes back to the caller, who decides.
+//
+// Only what a later attempt could survive is re-sent: statuses chosen by
+// [Policy.RetryStatus] ([GatewayStatus] or [AnyServerError]), and transport
+// failures that are transient by type (refused, reset, timeout, unexpected
+// EOF), never a TLS verification failure, a name that does not exist or a
+// malformed request. Only idempotent methods are re-sent, unless the request
+// carries an Idempotency-Key or the policy opts the method in.
+//
+// The RoundTripper contract holds: a response obtained is returned with a nil
+// error, including the last 429 or 503 when retrying ends; an error is
+// returned only when there is no response, as a [*Error] that names the stop
+// reason ([ErrExhausted], [ErrStalled], [ErrNotRetryable], ...) and wraps the
+// last cause. Cancellation is returned as the context's own error. Every call
+// can be observed: events go to [Policy.Reporter], and [WithOutcome] records
+// the attempts and the stop reason of one call even when it returned a
+// response.
+package retry

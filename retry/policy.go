@@ -1,0 +1,160 @@
+package retry
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/steadyhttp/steady/progress"
+)
+
+// Defaults for the zero fields of a [Policy].
+const (
+	DefaultMaxAttempts    = 5
+	DefaultInitialBackoff = 500 * time.Millisecond
+	DefaultMaxBackoff     = 30 * time.Second
+	DefaultMaxRetryAfter  = 60 * time.Second
+	DefaultStallTimeout   = 60 * time.Second
+	DefaultReadTimeout    = 60 * time.Second
+)
+
+// DefaultMethods are re-sent without further proof of idempotency.
+var DefaultMethods = []string{
+	http.MethodGet, http.MethodHead, http.MethodPut,
+	http.MethodDelete, http.MethodOptions, http.MethodTrace,
+}
+
+// A Policy says what is re-sent and how long to wait. The zero value is the
+// default policy; each zero field means the default in its comment.
+type Policy struct {
+	// MaxAttempts bounds the tries: the first attempt plus re-sends.
+	// 0 means 5; 1 disables retry.
+	MaxAttempts int
+	// InitialBackoff is the ceiling of the first backoff (0: 500ms). Re-send
+	// n waits U(0, min(MaxBackoff, InitialBackoff·2^(n-1))].
+	InitialBackoff time.Duration
+	// MaxBackoff caps every backoff (0: 30s).
+	MaxBackoff time.Duration
+	// MaxRetryAfter is the longest server-named wait the transport sleeps
+	// off (0: 60s). A longer Retry-After stops retrying at once.
+	MaxRetryAfter time.Duration
+	// StallTimeout is the no-progress budget: how long a call may go
+	// without receiving data before no further re-send is started
+	// (0: 60s; negative disables).
+	StallTimeout time.Duration
+	// ReadTimeout bounds the silence inside one attempt while the transport
+	// itself reads a body (see [liveness.WithBodyInAttempt]): a body that
+	// stops arriving for this long fails the attempt (0: 60s; negative
+	// disables).
+	ReadTimeout time.Duration
+	// RetryStatus reports whether a status is re-sent (nil: [GatewayStatus]).
+	RetryStatus func(code int) bool
+	// Methods lists the methods re-sent without an Idempotency-Key, matched
+	// case-insensitively (nil: [DefaultMethods]). Listing POST or PATCH opts
+	// them in: such a request without an Idempotency-Key gets one generated
+	// once and sent unchanged on every attempt.
+	Methods []string
+	// Rand returns a number in [0,1) for jitter (nil: a goroutine-safe
+	// random source). Tests set it to make waits exact.
+	Rand func() float64
+	// Reporter receives an event per attempt (nil: none).
+	Reporter progress.Reporter
+	// Budget, when set, bounds re-sends across every call sharing it; a call
+	// whose re-send the budget refuses stops with [ErrBudget].
+	Budget *Budget
+	// Pace, when true, reads rate-limit headers and holds requests to a host
+	// whose quota is spent until its reset (bounded by MaxRetryAfter).
+	Pace bool
+}
+
+// Validate reports the first invalid field, by name.
+func (p Policy) Validate() error {
+	var errs []error
+	check := func(bad bool, field, format string, args ...any) {
+		if bad {
+			errs = append(errs, &PolicyError{Field: field, Problem: fmt.Sprintf(format, args...)})
+		}
+	}
+	check(p.MaxAttempts < 0, "MaxAttempts", "is %d; want 0 (default) or more", p.MaxAttempts)
+	check(p.InitialBackoff < 0, "InitialBackoff", "is negative (%v)", p.InitialBackoff)
+	check(p.MaxBackoff < 0, "MaxBackoff", "is negative (%v)", p.MaxBackoff)
+	check(p.MaxRetryAfter < 0, "MaxRetryAfter", "is negative (%v)", p.MaxRetryAfter)
+	if p.InitialBackoff >= 0 && p.MaxBackoff >= 0 {
+		eff := p.withDefaults()
+		check(eff.InitialBackoff > eff.MaxBackoff, "InitialBackoff",
+			"(%v) exceeds MaxBackoff (%v)", eff.InitialBackoff, eff.MaxBackoff)
+	}
+	for _, m := range p.Methods {
+		check(m == "" || strings.ContainsAny(m, " \t\r\n"), "Methods", "contains an invalid method %q", m)
+	}
+	return errors.Join(errs...)
+}
+
+// PolicyError names an invalid field of a [Policy].
+type PolicyError struct {
+	Field   string
+	Problem string
+}
+
+func (e *PolicyError) Error() string { return "retry: invalid policy: " + e.Field + " " + e.Problem }
+
+// withDefaults returns p with every zero field set to its default.
+func (p Policy) withDefaults() Policy {
+	if p.MaxAttempts == 0 {
+		p.MaxAttempts = DefaultMaxAttempts
+	}
+	if p.InitialBackoff == 0 {
+		p.InitialBackoff = DefaultInitialBackoff
+	}
+	if p.MaxBackoff == 0 {
+		p.MaxBackoff = max(DefaultMaxBackoff, p.InitialBackoff)
+	}
+	if p.MaxRetryAfter == 0 {
+		p.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if p.StallTimeout == 0 {
+		p.StallTimeout = DefaultStallTimeout
+	}
+	if p.ReadTimeout == 0 {
+		p.ReadTimeout = DefaultReadTimeout
+	}
+	if p.RetryStatus == nil {
+		p.RetryStatus = GatewayStatus
+	}
+	if p.Methods == nil {
+		p.Methods = DefaultMethods
+	}
+	if p.Rand == nil {
+		p.Rand = rand.Float64
+	}
+	return p
+}
+
+// allowsMethod reports whether the policy re-sends method without proof.
+func (p *Policy) allowsMethod(method string) bool {
+	if method == "" {
+		method = http.MethodGet
+	}
+	return slices.ContainsFunc(p.Methods, func(m string) bool { return strings.EqualFold(m, method) })
+}
+
+// GatewayStatus re-sends 429, 502, 503 and 504: the answers of a gateway or a
+// rate limiter, for services that answer a bad query with a 500.
+func GatewayStatus(code int) bool {
+	switch code {
+	case http.StatusTooManyRequests, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// AnyServerError re-sends 429 and every 5xx: for query interfaces and
+// fan-out, where a 500 is an upstream hiccup.
+func AnyServerError(code int) bool {
+	return code == http.StatusTooManyRequests || (code >= 500 && code <= 599)
+}
