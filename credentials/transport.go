@@ -1,0 +1,340 @@
+package credentials
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// ambientHeaders carry credentials the caller set without a [Key]. They may
+// stay on a redirect to the original origin and nowhere else.
+var ambientHeaders = [...]string{"Authorization", "Proxy-Authorization", "Cookie"}
+
+// maxChain bounds the walk back to a redirect chain's first request. A client
+// stops long before (net/http at 10 hops); a longer chain is treated as
+// having left its origin.
+const maxChain = 100
+
+// NewTransport returns a RoundTripper that decides, for every request it
+// sends, which keys go with it. A nil next means [http.DefaultTransport].
+//
+// A key is attached, replacing any value already there, when the request's
+// destination is one the key accepts ([Key.Accepts]). Everywhere else every
+// header and query parameter that any of the keys uses is removed, matching
+// names without regard to case, including a value the caller set by hand.
+// On a redirect hop whose scheme, host or port differs from the first
+// request's, Authorization, Proxy-Authorization and Cookie are removed as
+// well. Because the decision is taken per request, it holds on every
+// redirect hop and on every next-page link, whoever wrote the URL.
+//
+// The caller's request is never modified: a request that needs a change is
+// copied, and a response is returned with Request set to the caller's
+// request, so code that reports resp.Request.URL never sees a key.
+//
+// Keys are validated here; if one is invalid (see [Key.Validate]) or two put
+// the same header or parameter to the same origin, every RoundTrip returns
+// that [*KeyError] without sending anything.
+func NewTransport(next http.RoundTripper, keys ...Key) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	t := &transport{next: next}
+	t.keys, t.err = compileKeys(keys)
+	if t.err != nil {
+		return t
+	}
+	for _, k := range t.keys {
+		slots, name := &t.queries, k.query
+		if k.header != "" {
+			slots, name = &t.headers, k.header
+		}
+		s := findSlot(slots, name)
+		s.keys = append(s.keys, k)
+	}
+	return t
+}
+
+type transport struct {
+	next    http.RoundTripper
+	err     error // configuration error, returned by every RoundTrip
+	keys    []*compiledKey
+	headers []slot // one per distinct header name the keys use
+	queries []slot // one per distinct query parameter name
+}
+
+// A slot is one header or parameter name and the keys that travel in it; at
+// most one of them accepts any given origin.
+type slot struct {
+	name string
+	keys []*compiledKey
+}
+
+// want returns the value the slot must carry to o, if a key accepts o.
+func (s *slot) want(o origin) (string, bool) {
+	for _, k := range s.keys {
+		if k.accepts(o) {
+			return k.value, true
+		}
+	}
+	return "", false
+}
+
+// findSlot returns the slot named name in *slots, ignoring case, adding it
+// if needed.
+func findSlot(slots *[]slot, name string) *slot {
+	for i := range *slots {
+		if strings.EqualFold((*slots)[i].name, name) {
+			return &(*slots)[i]
+		}
+	}
+	*slots = append(*slots, slot{name: name})
+	return &(*slots)[len(*slots)-1]
+}
+
+// compileKeys validates each key and then the set: two keys may share a
+// header or parameter name only if no origin accepts both, or one of them
+// would silently win.
+func compileKeys(keys []Key) ([]*compiledKey, error) {
+	out := make([]*compiledKey, len(keys))
+	for i, k := range keys {
+		c, err := k.compile()
+		if err != nil {
+			ke := *err.(*KeyError)
+			ke.Field = "keys[" + strconv.Itoa(i) + "]." + ke.Field
+			return nil, &ke
+		}
+		for j, prev := range out[:i] {
+			if !strings.EqualFold(prev.header, c.header) || !strings.EqualFold(prev.query, c.query) {
+				continue
+			}
+			for n, o := range c.origins {
+				if prev.accepts(o) {
+					return nil, &KeyError{
+						Field:   fmt.Sprintf("keys[%d].Hosts[%d]", i, n),
+						Problem: fmt.Sprintf("%s://%s already receives %s from keys[%d]", o.scheme, hostPort(o), c.name(), j),
+					}
+				}
+			}
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+func hostPort(o origin) string {
+	if strings.Contains(o.host, ":") {
+		return "[" + o.host + "]:" + o.port
+	}
+	return o.host + ":" + o.port
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, t.err
+	}
+	if req.URL == nil {
+		return t.next.RoundTrip(req) // it reports the missing URL
+	}
+	dest := originOf(req.URL)
+	foreign := req.Response != nil && dest != originOf(originalURL(req))
+
+	headerChanges := t.headerChanges(req.Header, dest, foreign)
+	query, queryChanges := t.rewriteQuery(req.URL.RawQuery, dest)
+	if !headerChanges && !queryChanges {
+		return t.next.RoundTrip(req)
+	}
+
+	r := new(http.Request)
+	*r = *req
+	if headerChanges {
+		r.Header = t.rewriteHeader(req.Header, dest, foreign)
+	}
+	if queryChanges {
+		u := *req.URL
+		u.RawQuery = query
+		u.ForceQuery = false
+		r.URL = &u
+	}
+	resp, err := t.next.RoundTrip(r)
+	if resp != nil && resp.Request == r {
+		resp.Request = req
+	}
+	return resp, err
+}
+
+// CloseIdleConnections lets [http.Client.CloseIdleConnections] reach the
+// wrapped transport.
+func (t *transport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// originalURL returns the URL of the first request of req's redirect chain,
+// or nil if the chain is too long to trust.
+func originalURL(req *http.Request) *url.URL {
+	r := req
+	for range maxChain {
+		if r.Response == nil || r.Response.Request == nil {
+			return r.URL
+		}
+		r = r.Response.Request
+	}
+	return nil
+}
+
+// headerSlot returns the slot whose name matches the header name, if any.
+func (t *transport) headerSlot(name string) *slot {
+	for i := range t.headers {
+		if strings.EqualFold(t.headers[i].name, name) {
+			return &t.headers[i]
+		}
+	}
+	return nil
+}
+
+func isAmbient(name string) bool {
+	for _, a := range ambientHeaders {
+		if strings.EqualFold(a, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// headerChanges reports, without allocating, whether h differs from what may
+// go to dest: a key header that is present where it must not be, absent or
+// different where it must be, or an ambient credential on a foreign hop.
+func (t *transport) headerChanges(h http.Header, dest origin, foreign bool) bool {
+	for name, vv := range h {
+		if s := t.headerSlot(name); s != nil {
+			want, ok := s.want(dest)
+			if !ok || name != s.name || len(vv) != 1 || vv[0] != want {
+				return true
+			}
+		} else if foreign && isAmbient(name) {
+			return true
+		}
+	}
+	for i := range t.headers {
+		s := &t.headers[i]
+		if _, ok := s.want(dest); ok {
+			if _, present := h[s.name]; !present {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rewriteHeader returns a copy of h without any key header or, on a foreign
+// hop, ambient credential, and with every key that accepts dest set. All
+// values share one backing array, capped per header so that an append
+// through the copy never writes into a neighbour.
+func (t *transport) rewriteHeader(h http.Header, dest origin, foreign bool) http.Header {
+	drop := func(name string) bool { return t.headerSlot(name) != nil || foreign && isAmbient(name) }
+	n := len(t.headers)
+	for name, vv := range h {
+		if !drop(name) {
+			n += len(vv)
+		}
+	}
+	out := make(http.Header, len(h)+len(t.headers))
+	vals := make([]string, 0, n)
+	for name, vv := range h {
+		switch {
+		case drop(name):
+		case vv == nil:
+			out[name] = nil // keeps its meaning: suppress a default header
+		default:
+			vals = append(vals, vv...)
+			out[name] = vals[len(vals)-len(vv) : len(vals) : len(vals)]
+		}
+	}
+	for i := range t.headers {
+		s := &t.headers[i]
+		if want, ok := s.want(dest); ok {
+			vals = append(vals, want)
+			out[s.name] = vals[len(vals)-1 : len(vals) : len(vals)]
+		}
+	}
+	return out
+}
+
+// isKeyParam reports whether the raw parameter p is one a key uses.
+func (t *transport) isKeyParam(p string) bool {
+	raw, _, _ := strings.Cut(p, "=")
+	name, ok := decodeName(raw)
+	if !ok {
+		return false
+	}
+	for i := range t.queries {
+		if strings.EqualFold(t.queries[i].name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// rewriteQuery returns the raw query that may go to dest: every key
+// parameter removed, then those of the keys that accept dest appended. The
+// other parameters keep their order, encoding and separators. It allocates
+// only when a key parameter is present or due.
+func (t *transport) rewriteQuery(raw string, dest origin) (string, bool) {
+	if len(t.queries) == 0 {
+		return raw, false
+	}
+	due := false
+	for i := range t.queries {
+		if _, ok := t.queries[i].want(dest); ok {
+			due = true
+			break
+		}
+	}
+	present := false
+	for i := 0; i < len(raw); {
+		end := paramEnd(raw, i)
+		if t.isKeyParam(raw[i:end]) {
+			present = true
+			break
+		}
+		i = end + 1
+	}
+	if !due && !present {
+		return raw, false
+	}
+
+	var b strings.Builder
+	b.Grow(len(raw) + 64)
+	first := true
+	for i := 0; raw != "" && i <= len(raw); {
+		end := paramEnd(raw, i)
+		if p := raw[i:end]; !t.isKeyParam(p) {
+			if !first {
+				b.WriteByte(raw[i-1]) // the separator that preceded it
+			}
+			b.WriteString(p)
+			first = false
+		}
+		i = end + 1
+	}
+	for i := range t.queries {
+		s := &t.queries[i]
+		if want, ok := s.want(dest); ok {
+			if !first {
+				b.WriteByte('&')
+			}
+			b.WriteString(url.QueryEscape(s.name))
+			b.WriteByte('=')
+			b.WriteString(url.QueryEscape(want))
+			first = false
+		}
+	}
+	out := b.String()
+	return out, out != raw
+}
