@@ -137,6 +137,7 @@ func (c *call) run() (*http.Response, error) {
 		c.emit(progress.Event{Kind: progress.RequestStarted})
 	}
 	host := req.URL.Host
+	var prevWait time.Duration
 
 	for attempt := 1; ; attempt++ {
 		// Pacing: a host whose quota is spent is waited out before sending.
@@ -261,7 +262,7 @@ func (c *call) run() (*http.Response, error) {
 			if hasHint {
 				wait, reason = serverWait(hint, p.Rand(), p.MaxBackoff, p.MaxRetryAfter), progress.WaitServerHint
 			} else {
-				wait = backoff(attempt, p.Rand(), p.InitialBackoff, p.MaxBackoff)
+				wait = p.delay(attempt, prevWait, p.Rand())
 			}
 			// The first re-send is never withheld, so one slow attempt cannot
 			// disable retry; later ones must fit in the no-progress budget. A
@@ -315,6 +316,7 @@ func (c *call) run() (*http.Response, error) {
 		if err := c.sleep(wait); err != nil {
 			return nil, c.canceled(attempt)
 		}
+		prevWait = wait
 		if hasHint {
 			c.ensureTracker().Credit(wait)
 		}
