@@ -8,8 +8,8 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os"
 	"net/http"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -185,8 +185,12 @@ func (timeoutErr) Timeout() bool   { return true }
 func (timeoutErr) Temporary() bool { return true }
 
 func TestClassification(t *testing.T) {
-	dial := func(errno error) error { return &net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: errno}} }
-	read := func(errno error) error { return &net.OpError{Op: "read", Net: "tcp", Err: &os.SyscallError{Syscall: "read", Err: errno}} }
+	dial := func(errno error) error {
+		return &net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: errno}}
+	}
+	read := func(errno error) error {
+		return &net.OpError{Op: "read", Net: "tcp", Err: &os.SyscallError{Syscall: "read", Err: errno}}
+	}
 	cases := []struct {
 		name     string
 		err      error
