@@ -1,0 +1,34 @@
+// Package paginate walks the pages of an HTTP API and treats every next-page
+// link as the untrusted input it is.
+//
+// [Pages] (or a [Walk], when you want its [Summary]) fetches a first request
+// and then each page its [Next] strategy points at: [LinkHeader] for RFC 8288
+// Link headers, [JSONLinks] for the links array of OGC API Features and STAC,
+// or [Cursor] for a cursor field sent back as a query parameter. Each page is
+// yielded as a [Page] whose body is already read, closed and, when
+// [Options.Items] says where the items are, checked as JSON and split into
+// items in one pass without copying them.
+//
+// Whatever a strategy finds passes one rule, [Policy.Resolve] (or
+// [ResolveNext]), before it becomes a request: a relative link is resolved
+// against the page it came from; a scheme other than http or https, a move
+// from https to http and a host the caller did not allow (by default: the
+// first request's host) are refused; userinfo is dropped. A link that leads
+// to a page already fetched ends the walk with [ErrLoop]. In each case the
+// pages received before are yielded first, and the error names the link.
+//
+// A walk fails loudly rather than ending short: a non-2xx page, a body that
+// is not JSON where JSON is expected, a body over [Options.MaxPageBytes], a
+// malformed link: each ends the walk with an [*Error] naming the page, its
+// redacted URL and the cause, which [errors.Is] matches against the
+// package's sentinels. Only the server saying there is no next page, or the
+// caps [Options.MaxPages] and [Options.MaxRows], end a walk without error.
+//
+// The walk cooperates with the retrying transport without depending on it.
+// Each request carries [liveness.WithBodyInAttempt], so that transport reads
+// the body inside the attempt and re-sends a page whose body broke off; and
+// all pages share the call's [liveness.Tracker], which each page marks, so
+// its stall budget measures silence across the walk rather than its length.
+// The walk still reads the body itself with the same bound, for clients
+// without that transport.
+package paginate

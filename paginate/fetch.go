@@ -1,0 +1,178 @@
+package paginate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/liveness"
+)
+
+// drainBytes bounds what is read from a failed page's body so that its
+// connection can be reused; anything longer is cut off by closing it.
+const drainBytes = 64 << 10
+
+// hints carry sizes from one page to the next: pages of one walk are alike,
+// so sizing the next page's buffers from the last one saves regrowing them.
+type hints struct {
+	body, items int
+}
+
+// fetch requests page n at u and returns it read, closed and, where JSON is
+// expected, checked.
+func (w *Walk) fetch(ctx context.Context, pl *plan, u *url.URL, n int, h *hints) (*Page, error) {
+	req, err := w.request(ctx, u, n == 1)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return nil, &Error{Err: err, Page: n, URL: credentials.RedactURL(u)}
+	}
+	defer resp.Body.Close()
+	final := u
+	if resp.Request != nil && resp.Request.URL != nil {
+		final = resp.Request.URL
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, ExcerptBytes))
+		_, _ = io.CopyN(io.Discard, resp.Body, drainBytes)
+		return nil, &Error{Err: ErrStatus, Page: n, URL: credentials.RedactURL(final),
+			Status: resp.StatusCode, Excerpt: strings.ToValidUTF8(string(excerpt), "\uFFFD")}
+	}
+	body, err := readBody(resp, pl.limit, h.body)
+	if err != nil {
+		return nil, &Error{Err: err, Page: n, URL: credentials.RedactURL(final)}
+	}
+	h.body = len(body)
+	p := &Page{Number: n, URL: final, Status: resp.StatusCode, Header: resp.Header, Body: body, requested: u}
+	if pl.needJSON() {
+		if err := pl.parse(p, h); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// request clones the walk's first request for u. Only the URL differs; a
+// Host override is kept only while the walk stays on the first host.
+func (w *Walk) request(ctx context.Context, u *url.URL, first bool) (*http.Request, error) {
+	r := w.req.Clone(ctx)
+	r.URL = u
+	if u.Host != w.req.URL.Host {
+		r.Host = ""
+	}
+	if w.req.GetBody != nil {
+		body, err := w.req.GetBody()
+		if err != nil {
+			return nil, &Error{Err: err, URL: credentials.RedactURL(u), Detail: "could not get the request body again"}
+		}
+		r.Body = body
+	} else if !first && r.Body != nil && r.Body != http.NoBody {
+		return nil, optionsError("the request has a body that cannot be sent again (it has no GetBody)")
+	}
+	return r, nil
+}
+
+// readBody reads resp's body, at most limit bytes (-1: no limit). A body
+// that the retrying transport already holds in memory is taken without a
+// copy. The limit is enforced here too, since the client may not retry.
+func readBody(resp *http.Response, limit int64, hint int) ([]byte, error) {
+	tooLarge := func() error { return &liveness.BodyTooLargeError{Limit: limit} }
+	if limit >= 0 && resp.ContentLength > limit {
+		return nil, tooLarge()
+	}
+	if b, ok := resp.Body.(interface{ Bytes() []byte }); ok {
+		data := b.Bytes()
+		if limit >= 0 && int64(len(data)) > limit {
+			return nil, tooLarge()
+		}
+		return data, nil
+	}
+	size := int64(hint) + 512
+	if resp.ContentLength >= 0 {
+		size = resp.ContentLength + 1 // +1 so that the read meeting EOF needs no growth
+	}
+	var r io.Reader = resp.Body
+	if limit >= 0 {
+		size = min(size, limit+1)
+		r = io.LimitReader(resp.Body, limit+1)
+	}
+	buf := make([]byte, 0, max(size, 512))
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if limit >= 0 && int64(len(buf)) > limit {
+			return nil, tooLarge()
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// parse checks p's body as JSON and finds its items and the strategy's
+// value in one pass.
+func (pl *plan) parse(p *Page, h *hints) error {
+	redacted := func() string { return credentials.RedactURL(p.URL) }
+	if len(p.Body) == 0 {
+		return &Error{Err: ErrEmptyBody, Page: p.Number, URL: redacted()}
+	}
+	s := scanner{data: p.Body, paths: pl.paths, items: -1}
+	if pl.wantItems() {
+		s.items = 0
+		s.list = make([]json.RawMessage, 0, h.items)
+	}
+	if err := s.scan(pl.mask); err != nil {
+		return &Error{Err: ErrNotJSON, Page: p.Number, URL: redacted(), Offset: err.offset, Detail: err.msg}
+	}
+	if pl.wantItems() {
+		if f := s.found[0]; f.start < 0 || !s.isArr {
+			return &Error{Err: ErrNoItems, Page: p.Number, URL: redacted(), Detail: describeMissing(pl.paths[0], p.Body, f)}
+		}
+		p.Items = s.list
+		h.items = len(s.list)
+	}
+	if f := s.found[1]; pl.mask&2 != 0 && f.start >= 0 {
+		p.nextJSON = p.Body[f.start:f.end:f.end]
+	}
+	return nil
+}
+
+// describeMissing says why no items array was found at path.
+func describeMissing(path []string, body []byte, f span) string {
+	where := fmt.Sprintf("at %q", strings.Join(path, "."))
+	if len(path) == 0 {
+		where = "at the top level"
+	}
+	if f.start < 0 {
+		return "nothing " + where + "; set Options.Items to where the items are"
+	}
+	var kind string
+	switch body[f.start] {
+	case '{':
+		kind = "an object"
+	case '"':
+		kind = "a string"
+	case 't', 'f':
+		kind = "a boolean"
+	default:
+		kind = "a number"
+	}
+	msg := kind + ", not an array, " + where
+	if len(path) == 0 && kind == "an object" {
+		msg += "; set Options.Items to the key that holds the items"
+	}
+	return msg
+}

@@ -1,0 +1,147 @@
+package paginate
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/steadyhttp/steady/progress"
+)
+
+// NoItems, as [Options.Items], says the pages carry no items the walk should
+// find: it neither decodes nor checks the body unless the [Next] strategy
+// reads JSON. Use it for pages that are not JSON (with [LinkHeader]) or when
+// you decode Page.Body yourself.
+const NoItems = "-"
+
+// DefaultMaxPageBytes bounds a page's body when [Options.MaxPageBytes] is 0.
+const DefaultMaxPageBytes = 64 << 20
+
+// Options configure a walk. The zero value follows RFC 8288 Link headers,
+// expects each page to be a top-level JSON array of items, stays on the
+// first request's host, and has no caps but a 64 MiB page size.
+type Options struct {
+	// Next finds the link to the following page: [LinkHeader] (nil),
+	// [JSONLinks], [Cursor], or your own [Next]. Whatever it finds passes
+	// the next-link policy ([Policy.Resolve]) before it is fetched.
+	Next Next
+
+	// Items is where each page's items are: a dotted path of object keys
+	// such as "features", "data" or "result.items" ("" means the page is
+	// a top-level array; [NoItems] means there are none to find). A key
+	// containing a dot cannot be named.
+	Items string
+
+	// AllowedHosts are the hosts next links may point at ("host" or
+	// "host:port"); empty means the host of the first request.
+	AllowedHosts []string
+	// CanonicalHost, when set, moves every next link onto this host over
+	// https, dropping the link's own host, port and userinfo: for services
+	// whose links name an internal host. See [Policy].
+	CanonicalHost string
+
+	// MaxPages stops the walk after this many pages (0: no cap).
+	MaxPages int
+	// MaxRows stops the walk after exactly this many items, trimming the
+	// last page's Items (0: no cap). It needs items, so not [NoItems].
+	MaxRows int
+	// MaxPageBytes bounds each page's body; a larger page fails the walk
+	// with [liveness.ErrBodyTooLarge]. 0 means [DefaultMaxPageBytes],
+	// negative means no bound.
+	MaxPageBytes int64
+
+	// Reporter receives a [progress.PageReceived] event per page (nil:
+	// silent).
+	Reporter progress.Reporter
+}
+
+// plan is the options checked and worked out once per walk.
+type plan struct {
+	first  *url.URL
+	policy Policy
+	next   Next
+	limit  int64 // -1: none
+	// paths[0] is the items path and paths[1] the strategy's JSON path;
+	// mask says which are wanted.
+	paths [2][]string
+	mask  uint8
+}
+
+func (p *plan) wantItems() bool { return p.mask&1 != 0 }
+func (p *plan) needJSON() bool  { return p.mask != 0 }
+
+// A jsonPather is a strategy that reads one value of the page's JSON; the
+// walk finds it in the same pass that finds the items.
+type jsonPather interface {
+	jsonPath() []string
+}
+
+// A validator is a strategy that can check its own settings.
+type validator interface {
+	validate() error
+}
+
+func newPlan(req *http.Request, opt Options) (*plan, error) {
+	if req == nil || req.URL == nil {
+		return nil, optionsError("no request to start from")
+	}
+	if opt.MaxPages < 0 || opt.MaxRows < 0 {
+		return nil, optionsError("MaxPages and MaxRows cannot be negative")
+	}
+	p := &plan{next: opt.Next, limit: opt.MaxPageBytes}
+	if p.next == nil {
+		p.next = LinkHeader
+	}
+	if v, ok := p.next.(validator); ok {
+		if err := v.validate(); err != nil {
+			return nil, err
+		}
+	}
+	switch p.limit {
+	case 0:
+		p.limit = DefaultMaxPageBytes
+	default:
+		p.limit = max(p.limit, -1)
+	}
+	if opt.Items != NoItems {
+		path, err := splitPath(opt.Items, "Items")
+		if err != nil {
+			return nil, err
+		}
+		p.paths[0], p.mask = path, 1
+	} else if opt.MaxRows > 0 {
+		return nil, optionsError("MaxRows counts items, but Items is NoItems")
+	}
+	if jp, ok := p.next.(jsonPather); ok {
+		p.paths[1] = jp.jsonPath()
+		p.mask |= 2
+	}
+	first := *req.URL
+	first.User = nil
+	first.Fragment, first.RawFragment = "", ""
+	p.first = &first
+	p.policy = Policy{AllowedHosts: opt.AllowedHosts, CanonicalHost: opt.CanonicalHost}
+	if len(p.policy.AllowedHosts) == 0 {
+		p.policy.AllowedHosts = []string{req.URL.Host}
+	}
+	return p, nil
+}
+
+// splitPath splits a dotted path; "" is the top level.
+func splitPath(path, what string) ([]string, error) {
+	if path == "" {
+		return []string{}, nil
+	}
+	segs := strings.Split(path, ".")
+	for _, s := range segs {
+		if s == "" {
+			return nil, optionsError(fmt.Sprintf("%s path %q has an empty key", what, path))
+		}
+	}
+	return segs, nil
+}
+
+func optionsError(detail string) error {
+	return &Error{Err: ErrOptions, Detail: detail}
+}

@@ -1,0 +1,230 @@
+package paginate
+
+import (
+	"context"
+	"iter"
+	"net/http"
+	"net/url"
+	"sync"
+
+	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/liveness"
+	"github.com/steadyhttp/steady/progress"
+)
+
+// Pages walks the pages that start at req, following next links with
+// opt.Next, and yields each page or, last, the error that ended the walk.
+// It is NewWalk(client, req, opt).All(ctx); use a [Walk] when you want its
+// [Summary] afterwards.
+func Pages(ctx context.Context, client *http.Client, req *http.Request, opt Options) iter.Seq2[*Page, error] {
+	return NewWalk(client, req, opt).All(ctx)
+}
+
+// A Walk is one page walk: the pages from a first request onward, and a
+// [Summary] of what it fetched. Range over [Walk.All]; read [Walk.Summary]
+// during or after the walk. Ranging again starts over from the first
+// request.
+type Walk struct {
+	client *http.Client
+	req    *http.Request
+	opt    Options
+
+	mu         sync.Mutex // guards what Summary reads
+	sum        Summary
+	lastHeader http.Header
+	tracker    *liveness.Tracker
+	retries0   int64
+}
+
+// NewWalk prepares a walk from req with client (nil: [http.DefaultClient]).
+// req is never modified: each page is fetched with a clone of it (method,
+// headers, and a body through GetBody) that differs only in its URL.
+func NewWalk(client *http.Client, req *http.Request, opt Options) *Walk {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return &Walk{client: client, req: req, opt: opt}
+}
+
+// Summary is what a walk fetched, and where it stopped.
+type Summary struct {
+	Pages int   // pages received
+	Items int   // items yielded, after any MaxRows trim
+	Bytes int64 // body bytes received
+	// Retries is how many attempts the retrying transport re-sent during
+	// the walk, read from the call's [liveness.Tracker]; 0 when the
+	// client does not retry.
+	Retries int64
+	// RateLimit holds the rate-limit headers of the last response
+	// (X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset,
+	// RateLimit, RateLimit-Policy) that it carried; nil when none.
+	RateLimit http.Header
+	// Complete reports that the last page said there were no more, and
+	// that every item was yielded.
+	Complete bool
+	// Next is where the walk would continue: the page that failed or was
+	// not fetched because of a cap or a break. Nil when the walk is
+	// complete or its last link was refused.
+	Next *url.URL
+	// Trimmed is how many items of the last page MaxRows held back.
+	Trimmed int
+}
+
+// rateLimitHeaders are the response headers a summary keeps.
+var rateLimitHeaders = []string{"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "Ratelimit", "Ratelimit-Policy"}
+
+// Summary returns what the walk has fetched so far. It is safe to call from
+// any goroutine.
+func (w *Walk) Summary() Summary {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.sum
+	if w.tracker != nil {
+		s.Retries = w.tracker.Retries() - w.retries0
+	}
+	for _, name := range rateLimitHeaders {
+		if v := w.lastHeader.Values(name); len(v) > 0 {
+			if s.RateLimit == nil {
+				s.RateLimit = make(http.Header)
+			}
+			s.RateLimit[name] = append([]string(nil), v...)
+		}
+	}
+	return s
+}
+
+// All returns the walk as an iterator. Each page is yielded with a nil
+// error; a failure is yielded once, as (nil, err), and ends the walk. Pages
+// already yielded stay valid: a refused or repeated next link is reported
+// after the page that carried it. Breaking out of the loop stops the walk;
+// nothing is left open, because each body is read and closed before its
+// page is yielded. When ctx ends, the error is ctx's own.
+//
+// All pages share one [liveness.Tracker] (ctx's, or a new one), which each
+// page marks, so a retrying transport's stall budget measures silence
+// across the whole walk. Each request asks that transport to read the body
+// inside the attempt ([liveness.WithBodyInAttempt]).
+func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
+	return func(yield func(*Page, error) bool) {
+		ctx, tr := liveness.Ensure(ctx)
+		w.mu.Lock()
+		w.sum, w.lastHeader = Summary{}, nil
+		w.tracker, w.retries0 = tr, tr.Retries()
+		w.mu.Unlock()
+
+		pl, err := newPlan(w.req, w.opt)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		reqCtx := liveness.WithBodyInAttempt(ctx, pl.limit)
+		seen := map[string]struct{}{pl.first.String(): {}}
+		var hints hints
+		u := pl.first
+		for n := 1; ; n++ {
+			if err := ctx.Err(); err != nil {
+				w.stopAt(u)
+				yield(nil, err)
+				return
+			}
+			p, err := w.fetch(reqCtx, pl, u, n, &hints)
+			if err != nil {
+				w.stopAt(u)
+				if ctx.Err() != nil {
+					err = ctx.Err()
+				}
+				yield(nil, err)
+				return
+			}
+			tr.Mark()
+
+			next, linkErr := w.nextURL(pl, p, seen)
+			p.Next = next
+			stop, trimmed := false, 0
+			if w.opt.MaxRows > 0 {
+				left := w.opt.MaxRows - w.sum.Items
+				if len(p.Items) >= left {
+					trimmed = len(p.Items) - left
+					p.Items = p.Items[:left:left]
+					stop = true
+				}
+			}
+			if w.opt.MaxPages > 0 && n >= w.opt.MaxPages {
+				stop = true
+			}
+			w.mu.Lock()
+			w.sum.Pages++
+			w.sum.Items += len(p.Items)
+			w.sum.Bytes += int64(len(p.Body))
+			w.sum.Trimmed = trimmed
+			w.sum.Complete = next == nil && linkErr == nil && trimmed == 0
+			w.sum.Next = next
+			w.lastHeader = p.Header
+			w.mu.Unlock()
+			w.report(p)
+
+			if !yield(p, nil) || stop {
+				return
+			}
+			if linkErr != nil {
+				yield(nil, linkErr)
+				return
+			}
+			if next == nil {
+				return
+			}
+			u = next
+		}
+	}
+}
+
+func (w *Walk) stopAt(u *url.URL) {
+	w.mu.Lock()
+	w.sum.Next, w.sum.Complete = u, false
+	w.mu.Unlock()
+}
+
+// nextURL asks the strategy for the next link of p and puts it through the
+// policy and the loop guard. It returns nil, nil on the last page.
+func (w *Walk) nextURL(pl *plan, p *Page, seen map[string]struct{}) (*url.URL, error) {
+	href, err := pl.next.NextLink(p)
+	if err == nil && href == "" {
+		return nil, nil
+	}
+	var next *url.URL
+	if err == nil {
+		next, err = pl.policy.Resolve(href, p.URL)
+	}
+	if err == nil {
+		key := next.String()
+		if _, dup := seen[key]; dup {
+			err = &Error{Err: ErrLoop, Link: credentials.RedactURL(next)}
+		}
+		seen[key] = struct{}{}
+	}
+	if err != nil {
+		e, ok := err.(*Error)
+		if !ok {
+			e = &Error{Err: err}
+		}
+		e.Page, e.URL = p.Number, credentials.RedactURL(p.URL)
+		return nil, e
+	}
+	return next, nil
+}
+
+func (w *Walk) report(p *Page) {
+	if w.opt.Reporter == nil {
+		return
+	}
+	progress.Emit(w.opt.Reporter, progress.Event{
+		Kind:   progress.PageReceived,
+		Method: w.req.Method,
+		URL:    credentials.RedactURL(p.URL),
+		Host:   p.URL.Host,
+		Status: p.Status,
+		Done:   p.Number,
+		Items:  int64(len(p.Items)),
+		Bytes:  int64(len(p.Body)),
+	})
+}
