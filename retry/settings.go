@@ -1,0 +1,16 @@
+package retry
+
+import "github.com/steadyhttp/steady/config"
+
+// FromSettings returns p with the retry settings of s applied: MaxAttempts
+// from s.Retries (re-sends after the first attempt) and StallTimeout from
+// s.StallTimeout, where the settings' 0 ("disabled") becomes the policy's
+// negative value. The other fields of p are kept.
+func FromSettings(p Policy, s config.Settings) Policy {
+	p.MaxAttempts = s.Retries + 1
+	p.StallTimeout = s.StallTimeout
+	if s.StallTimeout == 0 {
+		p.StallTimeout = -1
+	}
+	return p
+}
