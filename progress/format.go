@@ -56,20 +56,25 @@ func fmtAmount(v float64) string {
 }
 
 // clean makes text from the network safe to put on one line: control
-// characters (newlines, escape sequences) become '?', so a server cannot
-// forge extra log lines or move the terminal cursor.
+// characters (newlines, escape sequences), Unicode line and paragraph
+// separators and bidirectional overrides become '?', so a server cannot
+// forge extra log lines, move the terminal cursor or reorder what is shown.
 func clean(s string) string {
-	if strings.IndexFunc(s, unicode.IsControl) < 0 && utf8.ValidString(s) {
+	if strings.IndexFunc(s, unsafeRune) < 0 && utf8.ValidString(s) {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if unicode.IsControl(r) || r == utf8.RuneError {
+		if unsafeRune(r) || r == utf8.RuneError {
 			r = '?'
 		}
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Bidi_Control)
 }
 
 // shortURL cleans u and cuts it to maxURLBytes at a rune boundary.
