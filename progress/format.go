@@ -60,7 +60,7 @@ func fmtAmount(v float64) string {
 // separators and bidirectional overrides become '?', so a server cannot
 // forge extra log lines, move the terminal cursor or reorder what is shown.
 func clean(s string) string {
-	if strings.IndexFunc(s, unsafeRune) < 0 && utf8.ValidString(s) {
+	if printableASCII(s) || strings.IndexFunc(s, unsafeRune) < 0 && utf8.ValidString(s) {
 		return s
 	}
 	var b strings.Builder
@@ -71,6 +71,17 @@ func clean(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// printableASCII is clean's fast path: URLs and Go error texts are
+// nearly always plain ASCII.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func unsafeRune(r rune) bool {

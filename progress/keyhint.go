@@ -67,8 +67,10 @@ func hostOf(e Event) string {
 // advice, not a credential decision (that is the credentials package's), so
 // the port does not matter here.
 func normalHost(h string) string {
-	if host, _, err := net.SplitHostPort(h); err == nil {
-		h = host
+	if strings.IndexByte(h, ':') >= 0 {
+		if host, _, err := net.SplitHostPort(h); err == nil {
+			h = host
+		}
 	}
 	h = strings.TrimSuffix(strings.Trim(h, "[]"), ".")
 	return clean(strings.ToLower(h))
