@@ -138,6 +138,11 @@ func plural[N int | int64](n N, one, many string) string {
 // status line shows it.
 func waitPhrase(e Event) string {
 	d := fmtDuration(e.Wait)
+	if e.Reason == WaitServerHint && e.Status == statusTooManyRequests {
+		// A 429's Retry-After is a server hint to the retry package; to
+		// the reader it is being rate limited.
+		return "rate limited: waiting " + d + " as the server asked"
+	}
 	switch e.Reason {
 	case WaitRateLimited:
 		return "rate limited: waiting " + d + " as the server asked"
@@ -214,10 +219,24 @@ func stoppedLine(e Event) string {
 	if e.Attempt > 0 {
 		s += " after " + plural(e.Attempt, "attempt", "attempts")
 	}
-	if f := failure(e); f != "" {
+	if f := stopDetail(e); f != "" {
 		s += " (" + f + ")"
 	}
 	return s
+}
+
+// stopDetail is the last failure of a stopped request and, when the server
+// named a wait too long to serve, that wait: "429, retry-after 2h0m0s".
+// The caller decides whether to wait it out, so it must be visible.
+func stopDetail(e Event) string {
+	f := failure(e)
+	if e.Wait <= 0 {
+		return f
+	}
+	if f != "" {
+		f += ", "
+	}
+	return f + "retry-after " + fmtDuration(e.Wait)
 }
 
 // quotaPhrase renders what a QuotaSeen event says: "3 left, resets in 45s".

@@ -3,6 +3,7 @@ package progress
 import (
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -183,17 +184,18 @@ func (t *Terminal) render() *termView {
 }
 
 // stopPhrase is the status line's account of a Stopped event: "stalled", or
-// "stopped: attempts exhausted (503)".
+// "stopped: attempts exhausted (503)". The line printed above the bars has
+// the stall's full reason.
 func stopPhrase(e Event) string {
 	reason := clean(e.Reason)
-	if reason == "stalled" {
-		return reason
+	if strings.HasPrefix(reason, "stalled") {
+		return "stalled"
 	}
 	if reason == "" {
 		reason = "gave up"
 	}
 	s := "stopped: " + reason
-	if f := failure(e); f != "" {
+	if f := stopDetail(e); f != "" {
 		s += " (" + f + ")"
 	}
 	return s
