@@ -9,4 +9,30 @@
 //
 // URLs and error texts in events are already redacted by the layer that made
 // them: an event never carries an API key.
+//
+// # Renderers
+//
+// [Auto] chooses: [Discard] when asked to be quiet, [Terminal] when the
+// output is a terminal, [Plain] otherwise. [Terminal] draws bars (sub-requests
+// k of n with a percentage and ETA when the total is known, rows and bytes
+// with their rates, retries, and the current wait with its reason, such as
+// "rate limited: waiting 12s as the server asked"). [Plain] writes one short
+// line per notable event, each starting with a word to grep for, and
+// throttles them by the events' own times so a storm of retries stays
+// readable and tests under testing/synctest are exact. Both tell the user,
+// once, that an API key would help, when a host that accepts one answers 429
+// and none is set ([Options].KeyHosts).
+//
+// A [Renderer] must be closed: Close prints what is left and, for the bars,
+// returns only when the drawing goroutines have ended.
+//
+// # Counting
+//
+// A [Tally] counts requests, retries and waits by reason, pages, rows, bytes
+// and stops, and writes a summary table; chain it with a renderer through
+// [Multi]. Rows and bytes are the sums of [PageReceived] events.
+//
+// Text taken from the network (URLs, error texts, reasons) is stripped of
+// control characters, line separators and bidirectional overrides before it
+// is shown, so it cannot forge a line or move the cursor.
 package progress
