@@ -1,0 +1,258 @@
+package steady
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/steadyhttp/steady/config"
+	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/retry"
+)
+
+// A Client is the whole steady stack. It is safe for concurrent use; make
+// one per API and reuse it, since it owns a connection pool.
+type Client struct {
+	opt   Options
+	base  *url.URL
+	pool  http.RoundTripper // the bottom transport, shared by copies from With
+	retry *retry.Transport
+	http  *http.Client
+	gate  *semaphore.Weighted
+}
+
+// New returns a client for opt. It fails with a clear error when a key, the
+// retry policy or the base URL is invalid.
+func New(opt Options) (*Client, error) {
+	opt = opt.withDefaults()
+	pool := opt.Transport
+	if pool == nil {
+		pool = newPool(opt)
+	}
+	return build(opt, pool)
+}
+
+// FromEnv returns a client whose retry policy, stall budget, concurrency and
+// API key come from the environment variables <prefix>_RETRIES,
+// <prefix>_STALL_TIMEOUT, <prefix>_CONCURRENT and <prefix>_API_KEY (prefix ""
+// means STEADY), where set; opt supplies everything else. A bad value is a
+// *config.ConfigurationError naming the variable. An API key fills every key
+// in opt.Keys that has no value; a key with nowhere to go is an error, since
+// steady never guesses which host may receive it.
+func FromEnv(prefix string, opt Options) (*Client, error) {
+	s, err := config.FromEnv(prefix)
+	if err != nil {
+		return nil, err
+	}
+	return New(ApplySettings(opt, s, prefix))
+}
+
+// ApplySettings returns opt with the explicitly set values of s applied, as
+// [FromEnv] does; it is exported for programs that read settings themselves.
+func ApplySettings(opt Options, s config.Settings, prefix string) Options {
+	if s.Explicit.Has(config.VarRetries) || s.Explicit.Has(config.VarStallTimeout) {
+		p := retry.FromSettings(opt.Policy, s)
+		if !s.Explicit.Has(config.VarRetries) {
+			p.MaxAttempts = opt.Policy.MaxAttempts
+		}
+		if !s.Explicit.Has(config.VarStallTimeout) {
+			p.StallTimeout = opt.Policy.StallTimeout
+		}
+		opt.Policy = p
+	}
+	if s.Explicit.Has(config.VarConcurrent) {
+		opt.Concurrency = s.Concurrent
+	}
+	if s.APIKey != "" {
+		keys := make([]credentials.Key, len(opt.Keys))
+		copy(keys, opt.Keys)
+		for i := range keys {
+			if keys[i].Value == "" {
+				keys[i].Value = s.APIKey
+			}
+		}
+		if len(keys) == 0 {
+			// Kept as an invalid key so New reports it with the variable's name.
+			keys = append(keys, credentials.Key{Header: "X-Api-Key", Value: s.APIKey})
+			opt.Keys = keys
+			opt.keyEnv = config.Name(prefix, config.VarAPIKey)
+			return opt
+		}
+		opt.Keys = keys
+	}
+	return opt
+}
+
+func build(opt Options, pool http.RoundTripper) (*Client, error) {
+	if err := opt.Policy.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.keyEnv != "" && len(opt.Keys) == 1 && len(opt.Keys[0].Hosts) == 0 {
+		return nil, fmt.Errorf("steady: %s is set but no Options.Keys entry names the hosts that accept it", opt.keyEnv)
+	}
+	for i, k := range opt.Keys {
+		if err := k.Validate(); err != nil {
+			return nil, fmt.Errorf("steady: Options.Keys[%d]: %w", i, err)
+		}
+	}
+	var base *url.URL
+	if opt.BaseURL != "" {
+		u, err := url.Parse(opt.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("steady: Options.BaseURL %q is not an absolute http(s) URL", credentials.RedactURLString(opt.BaseURL))
+		}
+		base = u
+	}
+	var rt http.RoundTripper = userAgent{next: pool, ua: opt.UserAgent}
+	if len(opt.Keys) > 0 {
+		rt = credentials.NewTransport(rt, opt.Keys...)
+	}
+	rtr := retry.New(rt, opt.Policy)
+	c := &Client{
+		opt:   opt,
+		base:  base,
+		pool:  pool,
+		retry: rtr,
+		http:  &http.Client{Transport: rtr, CheckRedirect: checkRedirect},
+		gate:  semaphore.NewWeighted(int64(opt.Concurrency)),
+	}
+	return c, nil
+}
+
+// newPool returns the tuned bottom transport.
+func newPool(opt Options) *http.Transport {
+	dialer := &net.Dialer{Timeout: opt.ConnectTimeout, KeepAlive: 30 * 1e9}
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          max(100, 2*opt.Concurrency),
+		MaxIdleConnsPerHost:   opt.Concurrency, // the default of 2 would redial for every fan-out item
+		IdleConnTimeout:       90 * 1e9,
+		TLSHandshakeTimeout:   opt.ConnectTimeout,
+		ResponseHeaderTimeout: opt.ResponseHeaderTimeout,
+		ExpectContinueTimeout: 1e9,
+	}
+}
+
+// maxRedirects matches net/http's own limit.
+const maxRedirects = 10
+
+// checkRedirect follows at most ten redirects and never from https to http:
+// a downgrade would expose the request to the network even with the key
+// withheld.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	if prev := via[len(via)-1]; prev.URL.Scheme == "https" && req.URL.Scheme != "https" {
+		return fmt.Errorf("refusing a redirect from https to %s (%s)", req.URL.Scheme, credentials.RedactURL(req.URL))
+	}
+	return nil
+}
+
+// userAgent sets the User-Agent of requests that have none.
+type userAgent struct {
+	next http.RoundTripper
+	ua   string
+}
+
+func (u userAgent) RoundTrip(req *http.Request) (*http.Response, error) {
+	if _, ok := req.Header["User-Agent"]; ok {
+		return u.next.RoundTrip(req)
+	}
+	r := req.Clone(req.Context())
+	r.Header.Set("User-Agent", u.ua)
+	return u.next.RoundTrip(r)
+}
+
+func (u userAgent) CloseIdleConnections() {
+	if c, ok := u.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// HTTP returns the whole stack as an *http.Client, usable with any generated
+// API client. Its redirects are followed by net/http, each hop through the
+// credentials and retry layers.
+func (c *Client) HTTP() *http.Client { return c.http }
+
+// Options returns the client's options, defaults applied.
+func (c *Client) Options() Options { return c.opt }
+
+// With returns a copy of c with some options changed that shares c's
+// connection pool, for instance one call with retries disabled. The pool's
+// own settings (Transport, ConnectTimeout, ResponseHeaderTimeout) cannot
+// change this way; per-request deadlines go in the request's context. The
+// copy has its own rate-limit pacing state and its own concurrency gate when
+// Concurrency changes.
+func (c *Client) With(edit func(*Options)) (*Client, error) {
+	opt := c.opt
+	if opt.Policy.Reporter == opt.Reporter {
+		opt.Policy.Reporter = nil // re-derived below, in case Reporter changes
+	}
+	edit(&opt)
+	opt.Transport, opt.ConnectTimeout, opt.ResponseHeaderTimeout = c.opt.Transport, c.opt.ConnectTimeout, c.opt.ResponseHeaderTimeout
+	opt = opt.withDefaults()
+	n, err := build(opt, c.pool)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Concurrency == c.opt.Concurrency {
+		n.gate = c.gate
+	}
+	return n, nil
+}
+
+// CloseIdleConnections closes the pool's idle connections.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
+// resolve turns a path or URL into an absolute URL against the base URL,
+// with query added. Credential-shaped query names are refused: keys go in
+// Options.Keys, the one place that knows where they may be sent.
+func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
+	if err := credentials.CheckQuery(query); err != nil {
+		return nil, err
+	}
+	ref, err := url.Parse(path)
+	if err != nil {
+		return nil, fmt.Errorf("steady: invalid path %q: %w", credentials.RedactURLString(path), err)
+	}
+	u := ref
+	if c.base != nil {
+		u = c.base.ResolveReference(ref)
+		if !strings.HasSuffix(c.base.Path, "/") && !strings.HasPrefix(path, "/") && ref.Scheme == "" {
+			// "items" against https://host/api means https://host/api/items, as users expect.
+			b := *c.base
+			b.Path += "/"
+			u = b.ResolveReference(ref)
+		}
+	}
+	if !u.IsAbs() || u.Host == "" {
+		return nil, fmt.Errorf("steady: %q is not an absolute URL and the client has no BaseURL", credentials.RedactURL(u))
+	}
+	if len(query) > 0 {
+		q := u.Query()
+		for k, vs := range query {
+			for _, v := range vs {
+				q.Add(k, v)
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u, nil
+}
+
+// newRequest builds a request for path and query.
+func (c *Client) newRequest(ctx context.Context, method, path string, query url.Values) (*http.Request, error) {
+	u, err := c.resolve(path, query)
+	if err != nil {
+		return nil, err
+	}
+	return http.NewRequestWithContext(ctx, method, u.String(), nil)
+}

@@ -1,0 +1,134 @@
+package steady
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+
+	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/paginate"
+	"github.com/steadyhttp/steady/retry"
+)
+
+// Do sends req through the whole stack. A response with a status below 400
+// is returned for the caller to read and close. Any other final status is
+// returned as an error, its body read (bounded) and closed: a
+// [*RateLimitError] for 429 or a wait the server asked for beyond the cap,
+// a [*TooLargeError] for 413 and 414, else a [*StatusError]; each says how
+// many attempts were made and why retrying stopped. Failures without a
+// response are the retry layer's [*retry.Error] or the context's error.
+func (c *Client) Do(req *http.Request) (*http.Response, error) {
+	ctx, out := retry.WithOutcome(req.Context())
+	resp, err := c.http.Do(req.WithContext(ctx))
+	if err != nil {
+		return nil, unwrapURLError(err)
+	}
+	if resp.StatusCode >= 400 {
+		return nil, statusError(resp, out, c.secrets())
+	}
+	return resp, nil
+}
+
+// unwrapURLError removes net/http's *url.Error, whose text quotes the whole
+// URL with its query; the retry layer's own errors carry a redacted URL.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if ue.Err != nil {
+			var re *retry.Error
+			if errors.As(ue.Err, &re) || errors.Is(ue.Err, context.Canceled) || errors.Is(ue.Err, context.DeadlineExceeded) {
+				return ue.Err
+			}
+		}
+		return &requestError{op: ue.Op, url: credentials.RedactURLString(ue.URL), err: ue.Err}
+	}
+	return err
+}
+
+type requestError struct {
+	op, url string
+	err     error
+}
+
+func (e *requestError) Error() string { return e.op + " " + e.url + ": " + e.err.Error() }
+func (e *requestError) Unwrap() error { return e.err }
+
+func (c *Client) secrets() []string {
+	s := make([]string, 0, len(c.opt.Keys))
+	for _, k := range c.opt.Keys {
+		s = append(s, k.Value)
+	}
+	return s
+}
+
+// DecodeError is a response body that is not the JSON the caller expected.
+type DecodeError struct {
+	URL    string // redacted
+	Offset int64  // byte offset where decoding failed, when known
+	Err    error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("decoding JSON from %s at byte %d: %v", e.URL, e.Offset, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// GetJSON fetches path (relative to Options.BaseURL, or absolute) with query
+// and decodes the JSON body into v. Query names that look like credentials
+// are refused: configure a [credentials.Key] instead.
+func (c *Client) GetJSON(ctx context.Context, path string, query url.Values, v any) error {
+	req, err := c.newRequest(ctx, http.MethodGet, path, query)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	if err := dec.Decode(v); err != nil {
+		offset := dec.InputOffset()
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			offset = se.Offset
+		}
+		if errors.Is(err, io.EOF) {
+			err = errors.New("empty body")
+		}
+		return &DecodeError{URL: credentials.RedactURL(resp.Request.URL), Offset: offset, Err: err}
+	}
+	return nil
+}
+
+// Walk returns a page walk from path (relative to Options.BaseURL, or
+// absolute) with query, through the whole stack. The client's reporter
+// receives the page events unless opt names another.
+func (c *Client) Walk(path string, query url.Values, opt paginate.Options) (*paginate.Walk, error) {
+	req, err := c.newRequest(context.Background(), http.MethodGet, path, query)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if opt.Reporter == nil {
+		opt.Reporter = c.opt.Reporter
+	}
+	return paginate.NewWalk(c.http, req, opt), nil
+}
+
+// Pages walks the pages from path, as [Client.Walk]; a bad path or query is
+// the walk's first and only error.
+func (c *Client) Pages(ctx context.Context, path string, query url.Values, opt paginate.Options) iter.Seq2[*paginate.Page, error] {
+	w, err := c.Walk(path, query, opt)
+	if err != nil {
+		return func(yield func(*paginate.Page, error) bool) { yield(nil, err) }
+	}
+	return w.All(ctx)
+}

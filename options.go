@@ -1,0 +1,69 @@
+package steady
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/retry"
+)
+
+// Defaults of [Options].
+const (
+	DefaultConnectTimeout        = 10 * time.Second
+	DefaultResponseHeaderTimeout = 60 * time.Second
+	DefaultConcurrency           = 32
+	DefaultUserAgent             = "steady/1 (+https://github.com/steadyhttp/steady)"
+	// DefaultErrorExcerpt is how much of an error response's body a
+	// StatusError keeps.
+	DefaultErrorExcerpt = 1024
+)
+
+// Options configure a [Client]. The zero value is useful: each zero field
+// means the default in its comment.
+type Options struct {
+	// BaseURL resolves the relative paths given to Do, GetJSON and Pages.
+	BaseURL string
+	// Keys are the API keys and the hosts that accept each one.
+	Keys []credentials.Key
+	// Policy is the retry policy (zero: retry's defaults). Fan-outs re-send
+	// any 5xx unless Policy.RetryStatus is set.
+	Policy retry.Policy
+	// Concurrency bounds the attempts in flight of a fan-out (0: 32).
+	Concurrency int
+	// ConnectTimeout bounds dialling and the TLS handshake (0: 10s).
+	ConnectTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for a response's headers after
+	// the request was written (0: 60s).
+	ResponseHeaderTimeout time.Duration
+	// UserAgent is sent when a request has none (0: DefaultUserAgent).
+	UserAgent string
+	// Reporter receives the events of every layer (nil: silent).
+	Reporter progress.Reporter
+	// Transport replaces the tuned http.Transport at the bottom of the
+	// stack, for tests and special dialling; the timeouts above then do not
+	// apply.
+	Transport http.RoundTripper
+
+	keyEnv string // the variable an API key came from, for error messages
+}
+
+func (o Options) withDefaults() Options {
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.ResponseHeaderTimeout <= 0 {
+		o.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = DefaultUserAgent
+	}
+	if o.Policy.Reporter == nil {
+		o.Policy.Reporter = o.Reporter
+	}
+	return o
+}
