@@ -10,25 +10,40 @@ const Redacted = "REDACTED"
 
 // credentialNames are the separator-free, lower-case parameter names that
 // carry secrets. Cursor-like names (page_token, next_token) are deliberately
-// absent: they are pagination state, not credentials.
+// absent: they are pagination state, not credentials, and refusing them would
+// break page walks.
 var credentialNames = map[string]bool{
-	"apikey": true, "xapikey": true, "key": true, "apitoken": true,
-	"token": true, "accesstoken": true, "refreshtoken": true, "idtoken": true,
-	"authtoken": true, "xauthtoken": true, "sessiontoken": true, "bearertoken": true,
-	"auth": true, "authorization": true, "password": true, "passwd": true, "pwd": true,
-	"secret": true, "clientsecret": true, "apisecret": true, "secretkey": true,
-	"privatekey": true, "accesskey": true, "subscriptionkey": true,
-	"signature": true, "sig": true, "credential": true, "credentials": true,
+	// API keys
+	"apikey": true, "xapikey": true, "key": true, "appkey": true, "userkey": true,
+	"xgoogapikey": true, "subscriptionkey": true, "ocpapimsubscriptionkey": true,
+	"accesskey": true, "secretkey": true, "privatekey": true,
+	// tokens
+	"token": true, "apitoken": true, "accesstoken": true, "refreshtoken": true,
+	"idtoken": true, "authtoken": true, "xauthtoken": true, "sessiontoken": true,
+	"bearertoken": true, "privatetoken": true, "securitytoken": true,
+	"oauthtoken": true, "jwt": true, "sessionid": true,
+	// passwords and shared secrets
+	"auth": true, "authorization": true, "password": true, "passwd": true,
+	"pwd": true, "passphrase": true, "secret": true, "clientsecret": true,
+	"apisecret": true, "appsecret": true, "consumersecret": true,
+	// signatures and signed-URL material
+	"signature": true, "sig": true, "oauthsignature": true, "credential": true,
+	"credentials": true, "xamzsignature": true, "xamzcredential": true,
+	"xamzsecuritytoken": true,
 }
+
+// maxCredentialName is the length of the longest name in credentialNames.
+const maxCredentialName = len("ocpapimsubscriptionkey")
 
 // IsCredentialName reports whether a header or query parameter name looks like
 // it carries a secret: api_key, apikey, api-key, key standing alone, token,
 // access_token, auth, authorization, password, passwd, secret, client_secret,
 // signature, sig, x-api-key and their kin, ignoring case and the separators
-// '_', '-', '.' and ' '.
+// '_', '-', '.' and ' '. Names that merely contain such a word (page_token,
+// keyword, monkey) do not count.
 func IsCredentialName(name string) bool {
-	var b strings.Builder
-	b.Grow(len(name))
+	var buf [maxCredentialName]byte
+	n := 0
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		switch {
@@ -37,14 +52,21 @@ func IsCredentialName(name string) bool {
 		case 'A' <= c && c <= 'Z':
 			c += 'a' - 'A'
 		}
-		b.WriteByte(c)
+		if n == len(buf) {
+			return false
+		}
+		buf[n] = c
+		n++
 	}
-	return credentialNames[b.String()]
+	return credentialNames[string(buf[:n])]
 }
 
 // RedactURL returns u as a string with its userinfo and the value of every
-// credential-looking query parameter replaced by REDACTED. The order and
-// encoding of the other parameters are kept. A nil URL gives "".
+// credential-looking query parameter replaced by REDACTED. The fragment is
+// treated the same way, since sign-in flows put tokens there
+// (#access_token=...). A parameter whose name has malformed escapes is
+// redacted too: what a server makes of it is unknown. The order and encoding
+// of everything else are kept. A nil URL gives "".
 func RedactURL(u *url.URL) string {
 	if u == nil {
 		return ""
@@ -53,8 +75,19 @@ func RedactURL(u *url.URL) string {
 	if c.User != nil {
 		c.User = url.User(Redacted)
 	}
+	if i := strings.LastIndexByte(c.Opaque, '@'); i >= 0 {
+		// "scheme:user:pass@host" parses as opaque; hide what precedes the host.
+		c.Opaque = Redacted + c.Opaque[i:]
+	}
 	c.RawQuery = redactQuery(c.RawQuery)
 	c.ForceQuery = c.ForceQuery && c.RawQuery == ""
+	if c.Fragment != "" {
+		raw := u.EscapedFragment()
+		if red := redactQuery(raw); red != raw {
+			c.RawFragment = red
+			c.Fragment, _ = url.PathUnescape(red) // red came from valid escapes
+		}
+	}
 	return c.String()
 }
 
@@ -68,27 +101,33 @@ func RedactURLString(s string) string {
 	return RedactURL(u)
 }
 
+// redactQuery replaces the value of every credential-looking parameter of
+// the raw query q, keeping everything else byte for byte.
 func redactQuery(q string) string {
-	if q == "" {
+	var b strings.Builder
+	done := 0 // q[:done] is already in b
+	for i := 0; i < len(q); {
+		end := paramEnd(q, i)
+		raw, _, hasValue := strings.Cut(q[i:end], "=")
+		if hasValue {
+			name, ok := decodeName(raw)
+			if !ok || IsCredentialName(name) {
+				if done == 0 {
+					b.Grow(len(q))
+				}
+				b.WriteString(q[done:i])
+				b.WriteString(raw)
+				b.WriteString("=" + Redacted)
+				done = end
+			}
+		}
+		i = end + 1
+	}
+	if done == 0 {
 		return q
 	}
-	changed := false
-	parts := strings.Split(q, "&")
-	for i, p := range parts {
-		name, _, hasValue := strings.Cut(p, "=")
-		n, err := url.QueryUnescape(name)
-		if err != nil {
-			n = name
-		}
-		if IsCredentialName(n) && (hasValue || p != "") {
-			parts[i] = name + "=" + Redacted
-			changed = true
-		}
-	}
-	if !changed {
-		return q
-	}
-	return strings.Join(parts, "&")
+	b.WriteString(q[done:])
+	return b.String()
 }
 
 // Redact returns s with every occurrence of each non-empty secret replaced by
