@@ -2,14 +2,28 @@
 // everywhere else.
 //
 // A [Key] names the header or query parameter that carries a secret and the
-// exact hosts that accept it. [NewTransport] wraps a RoundTripper and decides
-// on every request, so on every redirect hop and every next-page link,
-// whether the destination qualifies: an exact host match over https (loopback
-// over plain http only when the key says so). Where it does not, the key and
-// anything that looks like a credential is removed before the request leaves.
+// exact origins that accept it: a host, matched case-insensitively but
+// otherwise exactly, on port 443 over https unless the entry names another
+// port. A lookalike such as api.example.gov.evil.com, a subdomain and a
+// parent domain are all other hosts. Plain http is possible only for a
+// loopback host whose entry is written with an explicit http:// prefix, for
+// tests and local servers. [Key.Validate] reports a wrong field as a
+// [*KeyError]; [Key.Accepts] answers whether one destination qualifies.
 //
-// No text that steady produces may carry a secret: every URL put in an error,
-// an event or a log goes through [RedactURL], and free-form query parameters
-// whose names look like secrets ([IsCredentialName]) are refused, so keys are
-// passed the one safe way.
+// [NewTransport] wraps a RoundTripper and takes the decision on every request
+// it sends. A client following a redirect, and a page walk following a
+// next-page link, both come back through the transport with a new URL, so
+// the key is attached only where a Key accepts the destination and is
+// stripped, with any value the caller set by hand under the same name,
+// everywhere else. When a redirect leaves the first request's origin
+// (another host or port, or https downgraded to http), Authorization,
+// Proxy-Authorization and Cookie are stripped too. The caller's request is
+// never modified.
+//
+// No text that steady produces may carry a secret. Every URL put in an
+// error, an event or a log goes through [RedactURL], which hides userinfo
+// and the value of every parameter whose name looks like a credential
+// ([IsCredentialName]). APIs that pass free-form query parameters through
+// refuse such names with [CheckQuery], whose [*CredentialParamError] points
+// the caller at a Key, so keys are passed the one safe way.
 package credentials

@@ -188,8 +188,10 @@ func originOf(u *url.URL) origin {
 // canonicalHost lower-cases a host name and writes an IP literal in its
 // canonical form. Any other text is kept, so it matches only itself.
 func canonicalHost(h string) string {
-	if a, err := netip.ParseAddr(h); err == nil && a.Zone() == "" {
-		return a.String()
+	if looksLikeIP(h) {
+		if a, err := netip.ParseAddr(h); err == nil && a.Zone() == "" {
+			return a.String()
+		}
 	}
 	for i := 0; i < len(h); i++ {
 		if 'A' <= h[i] && h[i] <= 'Z' {
@@ -197,6 +199,20 @@ func canonicalHost(h string) string {
 		}
 	}
 	return h
+}
+
+// looksLikeIP reports whether h may be an IP literal, so that host names,
+// the common case, skip a parse whose error would allocate.
+func looksLikeIP(h string) bool {
+	if strings.IndexByte(h, ':') >= 0 {
+		return true
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; c != '.' && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return h != ""
 }
 
 // parseOrigin reads one Hosts entry: [scheme "://"] host [":" port].
@@ -268,6 +284,9 @@ func parseOrigin(entry string) (origin, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		if a.Zone() != "" {
 			return origin{}, fmt.Errorf("%q: IPv6 zones are not supported", entry)
+		}
+		if a.IsUnspecified() || a.IsMulticast() {
+			return origin{}, fmt.Errorf("%q is not the address of one host", entry)
 		}
 		host = a.String()
 	} else if err := checkHostName(host); err != nil {

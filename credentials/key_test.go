@@ -116,6 +116,10 @@ func TestKeyValidateHosts(t *testing.T) {
 		{"fe80::1%eth0", false},
 		{"[fe80::1%25eth0]:443", false},
 		{"a:b:c", false},
+		{"::", false},
+		{"0.0.0.0:443", false},
+		{"http://0.0.0.0:8080", false},
+		{"[ff02::1]", false},
 		{strings.Repeat("a", 64) + ".example.gov", false},
 	}
 	for _, tt := range tests {
