@@ -456,6 +456,7 @@ func (c *call) emit(e progress.Event) {
 	}
 	e.URL = c.redacted()
 	e.Host = c.req.URL.Host
+	e.MaxAttempts = c.p.MaxAttempts
 	progress.Emit(c.p.Reporter, e)
 }
 
