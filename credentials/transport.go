@@ -93,6 +93,16 @@ func findSlot(slots *[]slot, name string) *slot {
 	return &(*slots)[len(*slots)-1]
 }
 
+// ValidateKeys reports the error [NewTransport] would return from every
+// RoundTrip for keys, so that a configuration can be refused before any
+// request: the first invalid key, or two keys that put the same header or
+// parameter to the same origin, as a [*KeyError] whose Field starts with
+// "keys[i]".
+func ValidateKeys(keys ...Key) error {
+	_, err := compileKeys(keys)
+	return err
+}
+
 // compileKeys validates each key and then the set: two keys may share a
 // header or parameter name only if no origin accepts both, or one of them
 // would silently win.

@@ -348,7 +348,11 @@ func TestTransportInvalidConfiguration(t *testing.T) {
 			body := &closeRecorder{Reader: strings.NewReader("payload")}
 			req.Body = body
 
+			verr := credentials.ValidateKeys(tt.keys...)
 			resp, err := credentials.NewTransport(inner, tt.keys...).RoundTrip(req)
+			if verr == nil || err == nil || verr.Error() != err.Error() {
+				t.Errorf("ValidateKeys = %v, RoundTrip = %v; want the same error", verr, err)
+			}
 			if resp != nil {
 				t.Error("got a response from an invalid transport")
 			}
@@ -369,6 +373,18 @@ func TestTransportInvalidConfiguration(t *testing.T) {
 				t.Error("the request body was not closed")
 			}
 		})
+	}
+}
+
+func TestValidateKeysAcceptsDisjointKeys(t *testing.T) {
+	t.Parallel()
+	err := credentials.ValidateKeys(
+		headerKey,
+		credentials.Key{Header: "X-Api-Key", Value: "other", Hosts: []string{"api.example.gov:8443", "http://localhost"}},
+		queryKey,
+	)
+	if err != nil {
+		t.Errorf("ValidateKeys = %v, want nil", err)
 	}
 }
 
