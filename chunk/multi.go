@@ -1,0 +1,190 @@
+package chunk
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// maxMultiURLs bounds a cross product, which grows as the product of the
+// lists' part counts: past a million URLs the caller is better served by an
+// error than by running out of memory.
+const maxMultiURLs = 1 << 20
+
+// PlanMulti splits several list parameters at once. Each list is cut into
+// contiguous parts and the plan is their cross product: one URL for every
+// combination of one part from each list, so every combination of values
+// is asked for exactly once. Parameters are written in name order after
+// base's own query, and URLs are ordered with the first name varying
+// slowest. A parameter with an empty list is left out.
+//
+// Parts are found by repeatedly halving (by encoded length) the largest
+// part of the list whose largest part is longest (the first name on a
+// tie), until the longest possible URL fits; then each list is re-packed
+// greedily into the room the others leave. With one list the plan is
+// [PlanWith]'s; with several it is small but, unlike PlanWith's, not
+// promised to be the fewest URLs. Errors are those of PlanWith; a value that cannot fit even
+// next to the longest value of every other list is a [*ValueError], and a
+// plan of more than 1,048,576 URLs is refused with [ErrInvalid].
+func PlanMulti(base *url.URL, lists map[string][]string, opt Options) ([]*url.URL, error) {
+	budget, sep, err := opt.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if base == nil {
+		return nil, fmt.Errorf("chunk: a base URL is required: %w", ErrInvalid)
+	}
+	names := make([]string, 0, len(lists))
+	for name := range lists {
+		if name == "" {
+			return nil, fmt.Errorf("chunk: empty parameter name: %w", ErrInvalid)
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	q, err := baseQuery(base, names)
+	if err != nil {
+		return nil, err
+	}
+	if err := baseFits(base, budget); err != nil {
+		return nil, err
+	}
+
+	var ls []*list
+	heads := q
+	for _, name := range names {
+		if len(lists[name]) == 0 {
+			continue
+		}
+		l, err := newList(name, lists[name], sep, opt.Repeat)
+		if err != nil {
+			return nil, err
+		}
+		if len(ls) > 0 {
+			heads += "&"
+		}
+		heads += l.head
+		ls = append(ls, l)
+	}
+	if len(ls) == 0 {
+		u := *base
+		return []*url.URL{&u}, nil
+	}
+	fixed := fixedLength(base, heads)
+
+	// Some URL must carry the longest value of every list together.
+	need, worst, worstLen := fixed, 0, -1
+	for p, l := range ls {
+		n := len(l.enc[l.longest()])
+		need += n
+		if n > worstLen {
+			worst, worstLen = p, n
+		}
+	}
+	if need > budget {
+		l := ls[worst]
+		i := l.longest()
+		return nil, &ValueError{Param: l.param, Value: lists[l.param][i], Index: i, Need: need, Budget: budget, Err: ErrValueTooLong}
+	}
+
+	parts := make([][]span, len(ls))
+	for p, l := range ls {
+		parts[p] = []span{{0, len(l.enc)}}
+	}
+	for {
+		longest, pick, pickPart, pickCost := fixed, -1, -1, -1
+		for p, l := range ls {
+			j := largestPart(l, parts[p])
+			c := l.cost(parts[p][j].start, parts[p][j].end)
+			longest += c
+			if parts[p][j].end-parts[p][j].start > 1 && c > pickCost {
+				pick, pickPart, pickCost = p, j, c
+			}
+		}
+		if longest <= budget {
+			break
+		}
+		// pick >= 0: were every largest part a single value, longest would
+		// equal need, which fits.
+		left, right := halve(ls[pick], parts[pick][pickPart])
+		parts[pick] = slices.Replace(parts[pick], pickPart, pickPart+1, left, right)
+	}
+	// Halving fixes how long each list's parts may be, not how few there
+	// can be: re-pack each list greedily into the room its neighbours'
+	// largest parts leave. The current parts fit that room, so greedy (see
+	// pack) needs no more of them, and the new largest part fits it too, so
+	// every URL still fits. With one list this is exactly PlanWith.
+	for p, l := range ls {
+		room := budget - fixed
+		for q, other := range ls {
+			if q != p {
+				j := largestPart(other, parts[q])
+				room -= other.cost(parts[q][j].start, parts[q][j].end)
+			}
+		}
+		parts[p] = parts[p][:0]
+		start := 0
+		for _, end := range pack(l, room) {
+			parts[p] = append(parts[p], span{start, end})
+			start = end
+		}
+	}
+
+	count := 1
+	for _, ps := range parts {
+		if count > maxMultiURLs/len(ps) {
+			return nil, fmt.Errorf("chunk: the lists need more than %d URLs in a cross product: %w", maxMultiURLs, ErrInvalid)
+		}
+		count *= len(ps)
+	}
+	urls := make([]*url.URL, 0, count)
+	pos := make([]int, len(ls)) // an odometer over parts, last list fastest
+	for range count {
+		var b strings.Builder
+		b.WriteString(q)
+		for p, l := range ls {
+			if p > 0 {
+				b.WriteByte('&')
+			}
+			s := parts[p][pos[p]]
+			l.write(&b, s.start, s.end)
+		}
+		u := *base
+		u.RawQuery = b.String()
+		urls = append(urls, &u)
+		for p := len(pos) - 1; p >= 0; p-- {
+			if pos[p]++; pos[p] < len(parts[p]) {
+				break
+			}
+			pos[p] = 0
+		}
+	}
+	return urls, nil
+}
+
+// A span is the values start..end-1 of a list.
+type span struct{ start, end int }
+
+// largestPart returns the index of the part of l that writes longest.
+func largestPart(l *list, parts []span) int {
+	best, bestCost := 0, -1
+	for j, s := range parts {
+		if c := l.cost(s.start, s.end); c > bestCost {
+			best, bestCost = j, c
+		}
+	}
+	return best
+}
+
+// halve cuts s (at least two values) where the longer half is shortest.
+func halve(l *list, s span) (span, span) {
+	cut, best := s.start+1, -1
+	for m := s.start + 1; m < s.end; m++ {
+		c := max(l.cost(s.start, m), l.cost(m, s.end))
+		if best < 0 || c < best {
+			cut, best = m, c
+		}
+	}
+	return span{s.start, cut}, span{cut, s.end}
+}
