@@ -14,8 +14,8 @@ import (
 var ErrOutOfRange = errors.New("value out of range")
 
 // ErrControlCharacter is the cause when the API key contains a control
-// character, which no HTTP header or query value can carry intact; it is
-// almost always a pasting mistake such as an embedded newline.
+// character. Keys are printable tokens; a newline or NUL inside one is a
+// pasting mistake, and net/http would refuse it in a header anyway.
 var ErrControlCharacter = errors.New("value contains a control character")
 
 // parseRetries reads a count of re-sends: a whole number from 0 up to
