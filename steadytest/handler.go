@@ -307,8 +307,10 @@ func linkHeader(l pageLinks, next string, offset, limit, rows int) string {
 			parts = append(parts, "<"+l.at((rows-1)/limit*limit)+`>; rel="last"`)
 		}
 	}
-	if offset > 0 {
-		parts = append(parts, "<"+l.at(0)+`>; rel="first"`, "<"+l.at(max(offset-limit, 0))+`>; rel="prev"`)
+	if offset > 0 && rows > 0 {
+		// Past the end, the previous page is the last one.
+		prev := max(min(offset-limit, (rows-1)/limit*limit), 0)
+		parts = append(parts, "<"+l.at(0)+`>; rel="first"`, "<"+l.at(prev)+`>; rel="prev"`)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -75,9 +75,36 @@ func keptQuery(raw string, drop ...string) string {
 		if b.Len() > 0 {
 			b.WriteByte('&')
 		}
-		b.WriteString(part)
+		writeQueryPart(&b, part)
 	}
 	return b.String()
+}
+
+// writeQueryPart writes a query parameter as it came, except for bytes that
+// may not appear in a URL's query (a '#', a space, a '>' that would end a
+// Link target, a '%' that starts no escape), which are percent-encoded so
+// that every link the server builds parses.
+func writeQueryPart(b *strings.Builder, part string) {
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(part); i++ {
+		c := part[i]
+		switch {
+		case c == '%' && i+2 < len(part) && isHex(part[i+1]) && isHex(part[i+2]):
+			b.WriteString(part[i : i+3])
+			i += 2
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			strings.IndexByte("-._~!$'()*+,;=:@/?", c) >= 0:
+			b.WriteByte(c)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // pageLinks builds the absolute URLs of one request's neighbour pages.

@@ -76,7 +76,8 @@ func encodeCursor(offset int) string {
 // cursor encodeCursor could have produced is accepted.
 func decodeCursor(c string) (int, error) {
 	bad := &paramError{"invalid_cursor", fmt.Sprintf("cursor %q was not issued by this server", truncate(c))}
-	raw, err := base64.RawURLEncoding.DecodeString(c)
+	// Strict: trailing bits must be zero, so each offset has one cursor.
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(c)
 	if err != nil {
 		return 0, bad
 	}
