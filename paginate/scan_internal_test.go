@@ -1,0 +1,178 @@
+package paginate
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// scanItems runs the scanner for items at path (nil: the top level) the way
+// a walk does.
+func scanItems(data []byte, path []string) (scanner, *syntaxError) {
+	if path == nil {
+		path = []string{}
+	}
+	s := scanner{data: data, items: 0}
+	s.paths[0] = path
+	err := s.scan(1)
+	return s, err
+}
+
+func TestScanValidity(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		in     string
+		offset int64 // of the error; -1 when valid
+	}{
+		{"empty array", `[]`, -1},
+		{"spaces", " \t\r\n[ 1 , 2 ]\n", -1},
+		{"nested", `{"a":[{"b":null},true,false,"x\u00e9\n\"",-0.5e+10,0,1E3]}`, -1},
+		{"scalar", `"just a string"`, -1},
+		{"number", `-12.5e-3`, -1},
+		{"invalid utf-8 accepted like encoding/json", "[\"\xff\"]", -1},
+		{"empty", ``, 0},
+		{"only spaces", `   `, 3},
+		{"trailing comma", `[1,]`, 3},
+		{"missing comma", `[1 2]`, 3},
+		{"leading zero", `[01]`, 2},
+		{"bare minus", `[-]`, 2},
+		{"dot without digits", `[1.]`, 3},
+		{"exponent without digits", `[1e+]`, 4},
+		{"single quotes", `['a']`, 1},
+		{"unquoted key", `{a:1}`, 1},
+		{"missing colon", `{"a" 1}`, 5},
+		{"control character in string", "[\"a\tb\"]", 3},
+		{"bad escape", `["\x"]`, 3},
+		{"short unicode escape", `["\u12"]`, 6},
+		{"bad literal", `[tru]`, 4},
+		{"truncated literal", `[nul`, 4},
+		{"truncated", `{"features":[{"a":1},`, 21},
+		{"two values", `[] []`, 3},
+		{"html", `<!doctype html>`, 0},
+		{"bom", "\xef\xbb\xbf[]", 0},
+		{"unclosed string", `["abc`, 5},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := scanItems([]byte(c.in), nil)
+			if valid := json.Valid([]byte(c.in)); valid != (err == nil) {
+				t.Fatalf("scan error %v, but json.Valid says %v", err, valid)
+			}
+			switch {
+			case c.offset < 0 && err != nil:
+				t.Fatalf("scan(%q) failed at %d: %s", c.in, err.offset, err.msg)
+			case c.offset >= 0 && err == nil:
+				t.Fatalf("scan(%q) accepted invalid JSON", c.in)
+			case c.offset >= 0 && err.offset != c.offset:
+				t.Errorf("scan(%q) failed at byte %d (%s), want %d", c.in, err.offset, err.msg, c.offset)
+			}
+		})
+	}
+}
+
+func TestScanDepthLimitMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	for _, depth := range []int{maxDepth, maxDepth + 1} {
+		in := []byte(strings.Repeat("[", depth) + strings.Repeat("]", depth))
+		_, err := scanItems(in, nil)
+		if got, want := err == nil, json.Valid(in); got != want {
+			t.Errorf("depth %d: scanner accepts %v, encoding/json %v", depth, got, want)
+		}
+	}
+}
+
+func TestScanItemsAtPaths(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		in    string
+		path  []string
+		want  []string
+		found bool
+		array bool
+	}{
+		{"top level", `[1, {"a":2} ,"x"]`, nil, []string{`1`, `{"a":2}`, `"x"`}, true, true},
+		{"features", `{"type":"FeatureCollection","features":[{"id":1},{"id":2}],"links":[]}`, []string{"features"}, []string{`{"id":1}`, `{"id":2}`}, true, true},
+		{"nested path", `{"result":{"count":2,"items":[true,null]}}`, []string{"result", "items"}, []string{`true`, `null`}, true, true},
+		{"same key deeper is not it", `{"x":{"items":[1]},"items":[2]}`, []string{"items"}, []string{`2`}, true, true},
+		{"inside an array is not it", `{"a":[{"items":[1]}]}`, []string{"items"}, nil, false, false},
+		{"escaped key", `{"d\u0061ta":[1]}`, []string{"data"}, []string{`1`}, true, true},
+		{"last duplicate wins", `{"data":[1,2],"data":[3]}`, []string{"data"}, []string{`3`}, true, true},
+		{"null is empty", `{"data":null}`, []string{"data"}, nil, true, true},
+		{"not an array", `{"data":{"a":1}}`, []string{"data"}, nil, true, false},
+		{"missing", `{"other":[1]}`, []string{"data"}, nil, false, false},
+		{"empty array", `{"data":[ ]}`, []string{"data"}, nil, true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := scanItems([]byte(c.in), c.path)
+			if err != nil {
+				t.Fatalf("scan failed: %s at %d", err.msg, err.offset)
+			}
+			if found := s.found[0].start >= 0; found != c.found || s.isArr != c.array {
+				t.Fatalf("found %v array %v, want %v %v", found, s.isArr, c.found, c.array)
+			}
+			if !c.array {
+				return
+			}
+			var got []string
+			for _, it := range s.list {
+				got = append(got, string(it))
+			}
+			if strings.Join(got, "|") != strings.Join(c.want, "|") {
+				t.Errorf("items = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// checkAgainstEncodingJSON is the property the fuzz target and the tests
+// share: the scanner accepts exactly what encoding/json accepts, and finds
+// the same items it would decode.
+func checkAgainstEncodingJSON(t *testing.T, data []byte) {
+	t.Helper()
+	s, err := scanItems(data, nil)
+	if valid := json.Valid(data); valid != (err == nil) {
+		t.Fatalf("scanner error %v, json.Valid %v for %q", err, valid, data)
+	}
+	if err != nil {
+		if err.offset < 0 || err.offset > int64(len(data)) {
+			t.Fatalf("offset %d outside the input of %d bytes", err.offset, len(data))
+		}
+		return
+	}
+	var want []json.RawMessage
+	if json.Unmarshal(data, &want) != nil {
+		if s.isArr && data[s.found[0].start] == '[' {
+			t.Fatalf("scanner found an array that encoding/json does not in %q", data)
+		}
+		return
+	}
+	if len(want) != len(s.list) {
+		t.Fatalf("scanner found %d items, encoding/json %d in %q", len(s.list), len(want), data)
+	}
+	for i := range want {
+		if !bytes.Equal(want[i], s.list[i]) {
+			t.Fatalf("item %d: scanner %q, encoding/json %q", i, s.list[i], want[i])
+		}
+	}
+	// The same document under a key.
+	wrapped := append(append([]byte(`{"k":1,"data":`), data...), '}')
+	s2, err := scanItems(wrapped, []string{"data"})
+	if err != nil || len(s2.list) != len(want) {
+		t.Fatalf("wrapped under a key: %v, %d items, want %d", err, len(s2.list), len(want))
+	}
+}
+
+func FuzzScanJSON(f *testing.F) {
+	for _, s := range []string{`[]`, `[1,"a",{"b":[null,true,false]}]`, `{"features":[{}]}`, `[1e5,-0.0,"\u00e9\\"]`, `[01]`, `["\ud800"]`, "[\"\x00\"]"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkAgainstEncodingJSON(t, data)
+	})
+}
