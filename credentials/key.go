@@ -2,6 +2,8 @@ package credentials
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -36,6 +38,33 @@ type Key struct {
 	// Hosts lists the origins that may receive the secret.
 	Hosts []string
 }
+
+// String describes k with its Value replaced by REDACTED. Format and
+// LogValue use it too, so printing a Key, or a struct holding one, with any
+// verb or through log/slog never shows the secret.
+func (k Key) String() string {
+	v := Redacted
+	if k.Value == "" {
+		v = "(empty)"
+	}
+	var b strings.Builder
+	b.WriteString("credentials.Key{")
+	if k.Header != "" {
+		fmt.Fprintf(&b, "Header: %q, ", k.Header)
+	}
+	if k.Query != "" {
+		fmt.Fprintf(&b, "Query: %q, ", k.Query)
+	}
+	fmt.Fprintf(&b, "Value: %s, Hosts: %q}", v, k.Hosts)
+	return b.String()
+}
+
+// Format prints [Key.String] whatever the verb, so that neither %#v nor %x
+// reaches the Value field.
+func (k Key) Format(f fmt.State, verb rune) { io.WriteString(f, k.String()) }
+
+// LogValue keeps the secret out of log/slog output, JSON included.
+func (k Key) LogValue() slog.Value { return slog.StringValue(k.String()) }
 
 // A KeyError says which field of a [Key] is wrong and why. It never quotes
 // the secret.

@@ -1,7 +1,10 @@
 package credentials_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
 	"testing"
@@ -203,5 +206,29 @@ func TestKeyAcceptsNothingWhenInvalid(t *testing.T) {
 	}
 	if (credentials.Key{}).Accepts(nil) {
 		t.Error("the zero key accepted a nil URL")
+	}
+}
+
+func TestKeyPrintsWithoutItsValue(t *testing.T) {
+	t.Parallel()
+	k := credentials.Key{Header: "X-Api-Key", Value: secret, Hosts: []string{"api.example.gov"}}
+	holder := struct {
+		Keys []credentials.Key
+		Key  *credentials.Key
+	}{[]credentials.Key{k}, &k}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X"} {
+		for _, arg := range []any{k, &k, holder} {
+			if got := fmt.Sprintf(verb, arg); strings.Contains(got, secret) || strings.Contains(got, fmt.Sprintf("%x", secret)) {
+				t.Errorf("Sprintf(%s, %T) = %s shows the value", verb, arg, got)
+			}
+		}
+	}
+	if got, want := k.String(), `credentials.Key{Header: "X-Api-Key", Value: REDACTED, Hosts: ["api.example.gov"]}`; got != want {
+		t.Errorf("String() = %s, want %s", got, want)
+	}
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("configured", "key", k)
+	if strings.Contains(buf.String(), secret) || !strings.Contains(buf.String(), "X-Api-Key") {
+		t.Errorf("slog JSON output %s", buf.String())
 	}
 }

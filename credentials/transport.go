@@ -33,7 +33,7 @@ const maxChain = 100
 // copied, and a response is returned with Request set to the caller's
 // request, so code that reports resp.Request.URL never sees a key.
 //
-// Keys are validated here; if one is invalid (see [Key.Validate]) or two put
+// The keys are copied and validated here; if one is invalid (see [Key.Validate]) or two put
 // the same header or parameter to the same origin, every RoundTrip returns
 // that [*KeyError] without sending anything.
 func NewTransport(next http.RoundTripper, keys ...Key) http.RoundTripper {
@@ -41,11 +41,12 @@ func NewTransport(next http.RoundTripper, keys ...Key) http.RoundTripper {
 		next = http.DefaultTransport
 	}
 	t := &transport{next: next}
-	t.keys, t.err = compileKeys(keys)
-	if t.err != nil {
+	compiled, err := compileKeys(keys)
+	if err != nil {
+		t.err = err
 		return t
 	}
-	for _, k := range t.keys {
+	for _, k := range compiled {
 		slots, name := &t.queries, k.query
 		if k.header != "" {
 			slots, name = &t.headers, k.header
@@ -56,10 +57,11 @@ func NewTransport(next http.RoundTripper, keys ...Key) http.RoundTripper {
 	return t
 }
 
+var _ http.RoundTripper = (*transport)(nil)
+
 type transport struct {
 	next    http.RoundTripper
-	err     error // configuration error, returned by every RoundTrip
-	keys    []*compiledKey
+	err     error  // configuration error, returned by every RoundTrip
 	headers []slot // one per distinct header name the keys use
 	queries []slot // one per distinct query parameter name
 }
