@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/config"
+	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/retry"
+	"github.com/steadyhttp/steady/steadytest"
+)
+
+// The demo's client is tuned for a server on loopback whose faults last about
+// a second: attempts that hang or stall are given up after 750ms, and waits
+// stay short, so a 100,000-row harvest through the harsh mix takes seconds.
+const (
+	demoAttemptTimeout = 750 * time.Millisecond
+	demoPageSize       = 1000
+)
+
+func newDemo(g *globals) *cobra.Command {
+	var (
+		rows          int
+		faults, style string
+		seed          uint64
+		out           string
+		force         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Harvest a large collection from a deliberately flaky API on loopback",
+		Long: `demo starts steady's own flaky API on 127.0.0.1 and harvests every row
+through it: rate limits with Retry-After (in seconds and as dates), 502s,
+503s and 504s, reset connections before and during bodies, truncated
+bodies, stalls and hangs, slow drips and a request quota. It then checks
+that exactly the ids 1..N arrived, once each, and prints what it took:
+pages, attempts, retries by cause, time spent waiting by reason.`,
+		Example: `  steady demo
+  steady demo --rows 20000 --faults mild --seed 7
+  steady demo --style cursor -o rows.jsonl`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if rows < 1 {
+				return usagef("--rows %d: want 1 or more", rows)
+			}
+			mix, err := steadytest.Preset(faults, seed)
+			if err != nil {
+				return &usageError{err}
+			}
+			st, err := steadytest.ParseStyle(style)
+			if err != nil {
+				return &usageError{err}
+			}
+			pages, items := "link", ""
+			switch st {
+			case steadytest.JSONLinks:
+				pages, items = "json-links", "items"
+			case steadytest.Cursor:
+				pages, items = "cursor:next_cursor:cursor", "data"
+			}
+			next, err := parsePages(pages)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				f, err := os.CreateTemp("", "steady-demo-*.jsonl")
+				if err != nil {
+					return err
+				}
+				out = f.Name()
+				f.Close()
+				os.Remove(out)
+			}
+
+			srv := steadytest.NewServer(steadytest.ServerOptions{Rows: rows, Style: st, Faults: mix,
+				DefaultLimit: demoPageSize, MaxLimit: demoPageSize, LogLimit: -1})
+			defer srv.Close()
+			target, _ := url.Parse(srv.URL + steadytest.ItemsPath)
+
+			tally := &progress.Tally{}
+			causes := &causeCount{}
+			r := g.renderer(nil, config.Settings{})
+			rep := progress.Multi(r, tally, causes)
+			policy := retry.Policy{MaxAttempts: 12, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 2 * time.Second,
+				MaxRetryAfter: 10 * time.Second, StallTimeout: 30 * time.Second, ReadTimeout: demoAttemptTimeout,
+				RetryStatus: retry.AnyServerError, Pace: true, Reporter: rep}
+			client, err := steady.New(steady.Options{Policy: policy, Reporter: rep,
+				ConnectTimeout: 2 * time.Second, ResponseHeaderTimeout: demoAttemptTimeout})
+			if err != nil {
+				r.Close()
+				return err
+			}
+			defer client.CloseIdleConnections()
+
+			fmt.Fprintf(cmd.OutOrStdout(), "steady demo: harvesting %d rows from a flaky API at %s (faults: %s, seed %d, %s pages)\n",
+				rows, srv.URL, faults, seed, st)
+			j := &job{client: client, origin: target, pages: pages, next: next, items: items,
+				format: "jsonl", out: out, force: force}
+			res, err := j.run(cmd.Context(), rep)
+			r.Close()
+			if err != nil {
+				return err
+			}
+			check, err := checkIDs(out, rows)
+			if err != nil {
+				return err
+			}
+			writeDemoSummary(cmd.OutOrStdout(), res, check, out, tally.Counts(), causes.snapshot())
+			if !check.exact() {
+				return fmt.Errorf("the harvest is not exact: %s", check)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&rows, "rows", 100_000, "rows in the collection")
+	f.StringVar(&faults, "faults", "harsh", "fault mix: none, mild or harsh")
+	f.Uint64Var(&seed, "seed", 1, "seed of the fault draw: the same seed gives the same faults")
+	f.StringVar(&style, "style", "link", "pagination style: link, json-links or cursor")
+	f.StringVarP(&out, "output", "o", "", "write the rows here (default: a new temporary file)")
+	f.BoolVar(&force, "force", false, "replace an existing output")
+	return cmd
+}
+
+// causeCount counts re-sends by what caused them: a status, or a failure
+// class such as reset or timeout.
+type causeCount struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+func (c *causeCount) Report(e progress.Event) {
+	if e.Kind != progress.RetryScheduled {
+		return
+	}
+	cause := e.ErrClass
+	if e.Status != 0 {
+		cause = fmt.Sprint(e.Status)
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]int{}
+	}
+	c.m[cause]++
+	c.mu.Unlock()
+}
+
+func (c *causeCount) snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.m)
+}
+
+// idCheck is what arrived, against ids 1..n.
+type idCheck struct {
+	n, rows, dups, missing, outside int
+}
+
+func (c idCheck) exact() bool {
+	return c.rows == c.n && c.dups == 0 && c.missing == 0 && c.outside == 0
+}
+
+func (c idCheck) String() string {
+	if c.exact() {
+		return fmt.Sprintf("ids 1..%d exactly once (no gap, no duplicate)", c.n)
+	}
+	return fmt.Sprintf("%d rows for ids 1..%d: %d missing, %d duplicated, %d outside the range", c.rows, c.n, c.missing, c.dups, c.outside)
+}
+
+// checkIDs reads the output back and checks that each id 1..n is there once.
+func checkIDs(path string, n int) (idCheck, error) {
+	c := idCheck{n: n}
+	f, err := os.Open(path)
+	if err != nil {
+		return c, err
+	}
+	defer f.Close()
+	seen := make([]bool, n+1)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var row struct{ ID int }
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			return c, fmt.Errorf("reading back %s: row %d: %w", path, c.rows+1, err)
+		}
+		c.rows++
+		switch {
+		case row.ID < 1 || row.ID > n:
+			c.outside++
+		case seen[row.ID]:
+			c.dups++
+		default:
+			seen[row.ID] = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return c, err
+	}
+	for id := 1; id <= n; id++ {
+		if !seen[id] {
+			c.missing++
+		}
+	}
+	return c, nil
+}
+
+func writeDemoSummary(w io.Writer, res result, check idCheck, out string, counts progress.Counts, causes map[string]int) {
+	fmt.Fprintf(w, "  rows:     %d, %s\n", check.rows, check)
+	fmt.Fprintf(w, "  output:   %s\n", out)
+	fmt.Fprintf(w, "  pages:    %d\n", res.pages)
+	fmt.Fprintf(w, "  attempts: %d (%d retries)\n", counts.Attempts(), counts.Retries)
+	fmt.Fprintf(w, "  retries by cause: %s\n", joinCounts(causes, func(v int) string { return fmt.Sprint(v) }))
+	fmt.Fprintf(w, "  waited:   %s\n", joinCounts(counts.WaitedByReason, func(d time.Duration) string { return d.Round(time.Millisecond).String() }))
+	fmt.Fprintf(w, "  elapsed:  %s\n", res.elapsed.Round(time.Millisecond))
+}
+
+func joinCounts[V any](m map[string]V, format func(V) string) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+" "+format(m[k]))
+	}
+	return strings.Join(parts, ", ")
+}

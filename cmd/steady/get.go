@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/retry"
+)
+
+func newGet(g *globals) *cobra.Command {
+	var (
+		headers []string
+		outPath string
+		force   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "get URL",
+		Short: "Fetch one URL through the whole stack",
+		Long: `get sends one GET request through steady's stack (retry with a stall
+budget, Retry-After, the API key scoped to the URL's host) and writes the
+body to stdout or to a file. A final error status is reported on stderr
+with the attempts made and why retrying stopped.`,
+		Example: `  steady get https://api.example.gov/v1/status
+  steady get https://api.example.gov/v1/items/42 -H 'Accept: application/json' -o item.json
+  STEADY_API_KEY=... steady get https://api.example.gov/v1/me --key-header X-Api-Key`,
+		Args: exactlyOneURL,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			target, err := parseTarget(args[0])
+			if err != nil {
+				return err
+			}
+			req, err := http.NewRequestWithContext(cmd.Context(), http.MethodGet, target.String(), nil)
+			if err != nil {
+				return usagef("invalid URL: %v", err)
+			}
+			for _, h := range headers {
+				name, value, ok := strings.Cut(h, ":")
+				name = strings.TrimSpace(name)
+				if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
+					return usagef("invalid header %q: want 'Name: value'", h)
+				}
+				req.Header.Add(name, strings.TrimSpace(value))
+			}
+			var out *output
+			if outPath != "" {
+				if out, err = createOutput(outPath, force); err != nil {
+					return err
+				}
+				defer out.abort()
+			}
+			client, s, err := g.clientFor(target, retry.Policy{}, steady.Options{})
+			if err != nil {
+				return err
+			}
+			defer client.CloseIdleConnections()
+			r := g.renderer(target, s)
+			client, err = client.With(func(o *steady.Options) { o.Reporter = r })
+			if err != nil {
+				r.Close()
+				return err
+			}
+			resp, err := client.Do(req)
+			r.Close()
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			var w io.Writer = cmd.OutOrStdout()
+			if out != nil {
+				w = out
+			}
+			if _, err := io.Copy(w, resp.Body); err != nil {
+				return fmt.Errorf("reading the body of %s: %w", target.Redacted(), err)
+			}
+			if out != nil {
+				return out.commit()
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVarP(&headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
+	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the body to this file (complete or not at all)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace an existing output file")
+	return cmd
+}

@@ -1,0 +1,351 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/paginate"
+	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/retry"
+)
+
+// job is one harvest: a walk whose items stream to an output. The demo runs
+// the same job.
+type job struct {
+	client  *steady.Client
+	origin  *url.URL // the first URL given
+	pages   string   // the --pages text
+	next    paginate.Next
+	items   string
+	maxRows int
+	format  string // "jsonl" or "csv"
+	out     string // "" means w
+	w       io.Writer
+	resume  bool
+	force   bool
+}
+
+type result struct {
+	rows     int64
+	pages    int
+	resumed  bool
+	elapsed  time.Duration
+	complete bool
+}
+
+// parsePages reads --pages: link, json-links or cursor:FIELD:PARAM.
+func parsePages(s string) (paginate.Next, error) {
+	switch {
+	case s == "link":
+		return paginate.LinkHeader, nil
+	case s == "json-links":
+		return paginate.JSONLinks, nil
+	case strings.HasPrefix(s, "cursor:"):
+		parts := strings.Split(s, ":")
+		if len(parts) == 3 && parts[1] != "" && parts[2] != "" {
+			if credentials.IsCredentialName(parts[2]) {
+				return nil, usagef("--pages %q: the cursor parameter %q looks like a credential", s, parts[2])
+			}
+			return paginate.Cursor(parts[1], parts[2]), nil
+		}
+	}
+	return nil, usagef("--pages %q: want link, json-links or cursor:FIELD:PARAM", s)
+}
+
+// formatOf picks the output format from --format or the file's extension.
+func formatOf(out, format string) (string, error) {
+	if format != "" {
+		if format != "jsonl" && format != "csv" {
+			return "", usagef("--format %q: want jsonl or csv", format)
+		}
+		return format, nil
+	}
+	switch strings.ToLower(filepath.Ext(out)) {
+	case "", ".jsonl", ".ndjson", ".json":
+		return "jsonl", nil
+	case ".csv":
+		return "csv", nil
+	}
+	return "", usagef("cannot tell the format of %s from its extension; use --format jsonl or csv", out)
+}
+
+// run walks the pages and writes the items. With an output file, items go to
+// a partial file beside it and a state file records each finished page;
+// only a complete walk renames the partial file to the output.
+func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err error) {
+	start := time.Now()
+	defer func() { res.elapsed = time.Since(start) }()
+	origin := stripCredentials(j.origin)
+	st := &harvestState{Version: stateVersion, URL: origin, Pages: j.pages, Items: j.items,
+		Format: j.format, MaxRows: j.maxRows, Next: origin}
+
+	var file *os.File
+	w := j.w
+	if j.out != "" {
+		if file, st, err = j.open(st); err != nil {
+			return res, err
+		}
+		defer file.Close()
+		w = file
+		res.resumed = j.resume
+	}
+	sink := newSink(j.format, w, st.Columns)
+	res.rows, res.pages = st.Rows, st.Done
+	if j.maxRows > 0 && st.Rows >= int64(j.maxRows) {
+		return res, j.finish(file, st, &res)
+	}
+
+	opt := paginate.Options{Next: j.next, Items: j.items, Reporter: rep}
+	if j.maxRows > 0 {
+		opt.MaxRows = j.maxRows - int(st.Rows)
+	}
+	walk, err := j.client.Walk(st.Next, nil, opt)
+	if err != nil {
+		return res, &usageError{err}
+	}
+	for page, werr := range walk.All(ctx) {
+		if werr != nil {
+			err = werr
+			break
+		}
+		if err = sink.writePage(st.Done+1, page.Items); err != nil {
+			break
+		}
+		if err = sink.flush(); err != nil {
+			err = fmt.Errorf("writing %s: %w", j.name(), err)
+			break
+		}
+		st.Done++
+		st.Rows += int64(len(page.Items))
+		st.Columns = sink.columns()
+		res.rows, res.pages = st.Rows, st.Done
+		if page.Next != nil {
+			st.Next = stripCredentials(page.Next)
+		}
+		if file != nil {
+			if st.Offset, err = file.Seek(0, io.SeekCurrent); err != nil {
+				break
+			}
+			if err = st.save(statePath(j.out)); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return res, j.interrupted(err, walk.Summary(), st)
+	}
+	return res, j.finish(file, st, &res)
+}
+
+// open prepares the partial file: a new one, or, with --resume, the old one
+// cut back to the last whole page.
+func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
+	partial, state := partialPath(j.out), statePath(j.out)
+	old, err := loadState(state)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case j.resume && old == nil:
+		return nil, nil, usagef("nothing to resume: %s does not exist", state)
+	case j.resume:
+		if old.URL != fresh.URL || old.Pages != fresh.Pages || old.Items != fresh.Items || old.Format != fresh.Format || old.MaxRows != fresh.MaxRows {
+			return nil, nil, usagef("the saved harvest in %s is of %s with other options; repeat its command line or use --force", state, credentials.RedactURLString(old.URL))
+		}
+		if err := checkDestination(j.out, j.force); err != nil {
+			return nil, nil, err
+		}
+		f, err := os.OpenFile(partial, os.O_RDWR, 0)
+		if err != nil {
+			return nil, nil, usagef("cannot resume: %v", unwrapPathError(err))
+		}
+		if err := f.Truncate(old.Offset); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		if _, err := f.Seek(old.Offset, io.SeekStart); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		return f, old, nil
+	case old != nil && !j.force:
+		return nil, nil, usagef("an interrupted harvest into %s exists; continue it with --resume or start over with --force", j.out)
+	}
+	if err := checkDestination(j.out, j.force); err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(partial, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, nil, usagef("cannot write the output %s: %v", partial, unwrapPathError(err))
+	}
+	if err := fresh.save(state); err != nil {
+		f.Close()
+		os.Remove(partial)
+		return nil, nil, usagef("cannot write the output %s: %v", state, unwrapPathError(err))
+	}
+	return f, fresh, nil
+}
+
+// finish renames the partial file to the output: the walk is complete.
+func (j *job) finish(file *os.File, st *harvestState, res *result) error {
+	res.complete = true
+	if file == nil {
+		return nil
+	}
+	if err := file.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", j.name(), err)
+	}
+	if err := os.Rename(partialPath(j.out), j.out); err != nil {
+		return fmt.Errorf("writing %s: %w", j.out, err)
+	}
+	os.Remove(statePath(j.out))
+	return nil
+}
+
+// interrupted explains a walk that ended early. Every whole page is already
+// in the partial file and the state says where to continue, so nothing
+// fetched is lost whatever the cause.
+func (j *job) interrupted(err error, sum paginate.Summary, st *harvestState) error {
+	if j.out == "" {
+		return err
+	}
+	if sum.Next != nil {
+		st.Next = stripCredentials(sum.Next)
+		_ = st.save(statePath(j.out))
+	}
+	if transient(err) {
+		return &interruptedError{err: err, state: statePath(j.out)}
+	}
+	return fmt.Errorf("%w (the %d rows received are kept in %s; --resume continues after the cause is fixed)",
+		err, st.Rows, partialPath(j.out))
+}
+
+// transient reports whether trying later might get further: retrying ran
+// out (attempts, stall budget, rate limit, budget), a retryable status, or
+// the user stopped the run.
+func transient(err error) bool {
+	var r interface{ Retryable() bool }
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, retry.ErrExhausted), errors.Is(err, retry.ErrStalled),
+		errors.Is(err, retry.ErrRetryAfter), errors.Is(err, retry.ErrBudget),
+		errors.Is(err, retry.ErrRateLimited):
+		return true
+	case errors.As(err, &r):
+		return r.Retryable()
+	}
+	return false
+}
+
+func (j *job) name() string {
+	if j.out == "" {
+		return "stdout"
+	}
+	return j.out
+}
+
+func newHarvest(g *globals) *cobra.Command {
+	var (
+		pages, items, out, format string
+		maxRows                   int
+		resume, force             bool
+	)
+	cmd := &cobra.Command{
+		Use:   "harvest URL",
+		Short: "Walk every page of a paginated JSON API into a JSONL or CSV file",
+		Long: `harvest follows next-page links from URL and streams every item to the
+output as it arrives; memory stays flat however large the collection.
+
+Pages are linked by an RFC 8288 Link header (--pages link, the default), by
+OGC API / STAC JSON links (--pages json-links), or by a cursor field in the
+body sent back as a query parameter (--pages cursor:FIELD:PARAM). --items
+names where the items are in each page (a dotted path such as data or
+result.items; empty for a top-level array). Next links to another host, to
+plain http from https, or seen before end the walk with an error.
+
+With -o the output appears only when the walk is complete: items go to
+FILE.partial and FILE.state.json records each finished page. After an
+interruption (exit 3) or any failure, run the same command with --resume to
+continue from the last page received, without duplicating or losing a row.
+CSV columns are the union of the keys of the first page's items, in the
+order first seen; fields first seen later go, as a JSON object, to the last
+column, _extra. Without -o, items are written to stdout as JSONL.`,
+		Example: `  steady harvest https://api.example.gov/v1/items -o items.jsonl
+  steady harvest https://api.example.gov/collections/x/items --pages json-links --items features -o x.csv
+  steady harvest https://api.example.gov/v1/events --pages cursor:next_cursor:cursor --items data --max-rows 5000
+  steady harvest https://api.example.gov/v1/items -o items.jsonl --resume`,
+		Args: exactlyOneURL,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			target, err := parseTarget(args[0])
+			if err != nil {
+				return err
+			}
+			next, err := parsePages(pages)
+			if err != nil {
+				return err
+			}
+			if maxRows < 0 {
+				return usagef("--max-rows %d: want 0 (no cap) or more", maxRows)
+			}
+			if resume && out == "" {
+				return usagef("--resume needs the -o file of the interrupted harvest")
+			}
+			fmtName, err := formatOf(out, format)
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("items") {
+				items = defaultItems(pages)
+			}
+			client, s, err := g.clientFor(target, retry.Policy{RetryStatus: retry.AnyServerError}, steady.Options{})
+			if err != nil {
+				return err
+			}
+			defer client.CloseIdleConnections()
+			r := g.renderer(target, s)
+			client, err = client.With(func(o *steady.Options) { o.Reporter = r })
+			if err != nil {
+				r.Close()
+				return err
+			}
+			j := &job{client: client, origin: target, pages: pages, next: next, items: items,
+				maxRows: maxRows, format: fmtName, out: out, w: cmd.OutOrStdout(), resume: resume, force: force}
+			res, err := j.run(cmd.Context(), r)
+			r.Close()
+			if err == nil && out != "" && !g.quiet {
+				fmt.Fprintf(g.stderr, "harvested %d rows in %d pages into %s (%s)\n", res.rows, res.pages, out, res.elapsed.Round(time.Millisecond))
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&pages, "pages", "link", "how pages are linked: link, json-links or cursor:FIELD:PARAM")
+	f.StringVar(&items, "items", "", "where the items are in a page (default: top-level array; features for json-links; data for cursor)")
+	f.StringVarP(&out, "output", "o", "", "output file, .jsonl or .csv (default: JSONL on stdout)")
+	f.StringVar(&format, "format", "", "output format, jsonl or csv (default: from the file's extension)")
+	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
+	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")
+	f.BoolVar(&force, "force", false, "replace an existing output, or start an interrupted harvest over")
+	return cmd
+}
+
+func defaultItems(pages string) string {
+	switch {
+	case pages == "json-links":
+		return "features"
+	case strings.HasPrefix(pages, "cursor:"):
+		return "data"
+	}
+	return ""
+}
