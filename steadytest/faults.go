@@ -44,15 +44,17 @@ const (
 	// on another host (see [ServerOptions.ForeignHost]).
 	Redirect
 	// ForeignNext: the page is served, but its next link points at another
-	// host. Applies only to pages that have a next page.
+	// host. Applies only to pages that have a next page, in the styles that
+	// link pages (not [Cursor]); elsewhere the request is served normally
+	// and logged with no fault.
 	ForeignNext
 	// UserinfoNext: the page is served, but its next link carries userinfo
-	// (http://user:pass@host/...). Applies only to pages that have a next
-	// page.
+	// (http://user:pass@host/...). Applies where ForeignNext does.
 	UserinfoNext
-	// RepeatNext: the page is served, but its next link points at the page
-	// just served, so a client that follows links blindly loops forever. It
-	// applies to the last page too, which then claims a next page.
+	// RepeatNext: the page is served, but its next link (or cursor) points
+	// at the page just served, so a client that follows links blindly loops
+	// forever. It applies to the last page too, which then claims a next
+	// page. The next-link faults do not apply to lookups.
 	RepeatNext
 	// QuotaExceeded is never configured: the request log uses it for a
 	// request refused with 429 because the [Quota] was spent.
