@@ -17,6 +17,10 @@ import (
 // connection can be reused; anything longer is cut off by closing it.
 const drainBytes = 64 << 10
 
+// maxPrealloc bounds the buffer sized from a Content-Length before any byte
+// arrived: a server may declare more than it sends.
+const maxPrealloc = 4 << 20
+
 // hints carry sizes from one page to the next: pages of one walk are alike,
 // so sizing the next page's buffers from the last one saves regrowing them.
 type hints struct {
@@ -50,6 +54,7 @@ func (w *Walk) fetch(ctx context.Context, pl *plan, u *url.URL, n int, h *hints)
 		return nil, &Error{Err: err, Page: n, URL: credentials.RedactURL(final)}
 	}
 	h.body = len(body)
+	w.tracker.Mark() // a page arrived: the walk is not silent, whatever comes next
 	p := &Page{Number: n, URL: final, Status: resp.StatusCode, Header: resp.Header, Body: body, requested: u}
 	if pl.needJSON() {
 		if err := pl.parse(p, h); err != nil {
@@ -103,7 +108,7 @@ func readBody(resp *http.Response, limit int64, hint int) ([]byte, error) {
 		size = min(size, limit+1)
 		r = io.LimitReader(resp.Body, limit+1)
 	}
-	buf := make([]byte, 0, max(size, 512))
+	buf := make([]byte, 0, min(max(size, 512), maxPrealloc))
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]

@@ -136,8 +136,6 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 				yield(nil, err)
 				return
 			}
-			tr.Mark()
-
 			next, linkErr := w.nextURL(pl, p, seen)
 			p.Next = next
 			stop, trimmed := false, 0
