@@ -100,6 +100,9 @@ func build(opt Options, pool http.RoundTripper) (*Client, error) {
 			return nil, fmt.Errorf("steady: Options.Keys[%d]: %w", i, err)
 		}
 	}
+	if err := credentials.ValidateKeys(opt.Keys...); err != nil {
+		return nil, fmt.Errorf("steady: Options.Keys: %w", err)
+	}
 	var base *url.URL
 	if opt.BaseURL != "" {
 		u, err := url.Parse(opt.BaseURL)

@@ -57,11 +57,11 @@ pages, attempts, retries by cause, time spent waiting by reason.`,
 			}
 			mix, err := steadytest.Preset(faults, seed)
 			if err != nil {
-				return &usageError{err}
+				return &usageError{err: err}
 			}
 			st, err := steadytest.ParseStyle(style)
 			if err != nil {
-				return &usageError{err}
+				return &usageError{err: err}
 			}
 			pages, items := "link", ""
 			switch st {

@@ -112,7 +112,7 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 	}
 	walk, err := j.client.Walk(st.Next, nil, opt)
 	if err != nil {
-		return res, &usageError{err}
+		return res, &usageError{err: err}
 	}
 	for page, werr := range walk.All(ctx) {
 		if werr != nil {
@@ -236,6 +236,7 @@ func (j *job) interrupted(err error, sum paginate.Summary, st *harvestState) err
 // the user stopped the run.
 func transient(err error) bool {
 	var r interface{ Retryable() bool }
+	var pe *paginate.Error
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
 		errors.Is(err, retry.ErrExhausted), errors.Is(err, retry.ErrStalled),
@@ -244,6 +245,10 @@ func transient(err error) bool {
 		return true
 	case errors.As(err, &r):
 		return r.Retryable()
+	case errors.As(err, &pe) && errors.Is(pe, paginate.ErrStatus):
+		// The retry layer below already gave up on this status; a later
+		// run may fare better if it is one that passes with time.
+		return pe.Status == 408 || pe.Status == 425 || pe.Status == 429 || pe.Status >= 500
 	}
 	return false
 }

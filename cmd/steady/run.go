@@ -39,21 +39,25 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return code
 }
 
-// usageError marks a mistake in how the command was called.
-type usageError struct{ err error }
+// usageError marks a mistake in how the command was called; help says the
+// mistake is in the command line itself, so a pointer to --help follows.
+type usageError struct {
+	err  error
+	help bool
+}
 
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error {
-	return &usageError{fmt.Errorf(format, args...)}
+	return &usageError{err: fmt.Errorf(format, args...)}
 }
 
-type flagError struct{ usageError }
+func flagErr(err error) error { return &usageError{err: err, help: true} }
 
 func isFlagError(err error) bool {
-	var fe *flagError
-	return errors.As(err, &fe)
+	var ue *usageError
+	return errors.As(err, &ue) && ue.help
 }
 
 // interruptedError is a harvest stopped by a transient failure or by the
@@ -113,7 +117,7 @@ wait steady will sleep.`,
 	}
 	root.Args = func(_ *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return &flagError{usageError{fmt.Errorf("unknown command %q", args[0])}}
+			return flagErr(fmt.Errorf("unknown command %q", args[0]))
 		}
 		return nil
 	}
@@ -122,7 +126,7 @@ wait steady will sleep.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &flagError{usageError{err}}
+		return flagErr(err)
 	})
 	g.register(root)
 	root.AddCommand(newGet(g), newHarvest(g), newDemo(g), newServe(g), newSimulate(g))

@@ -34,17 +34,17 @@ The same seed gives the same faults on the same requests.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			mix, err := steadytest.Preset(faults, seed)
 			if err != nil {
-				return &usageError{err}
+				return &usageError{err: err}
 			}
 			st, err := steadytest.ParseStyle(style)
 			if err != nil {
-				return &usageError{err}
+				return &usageError{err: err}
 			}
 			opt := steadytest.ServerOptions{Rows: rows, Style: st, Faults: mix, DefaultLimit: limit,
 				MaxLimit: maxLim, LogLimit: -1, KeyValue: key, KeyHeader: "X-Api-Key", RequireKey: key != ""}
 			h, err := steadytest.NewHandler(opt)
 			if err != nil {
-				return &usageError{err}
+				return &usageError{err: err}
 			}
 			defer h.Close()
 			ln, err := net.Listen("tcp", addr)

@@ -92,7 +92,7 @@ func (g *globals) clientFor(target *url.URL, policy retry.Policy, opt steady.Opt
 	}
 	c, err := steady.New(opt)
 	if err != nil {
-		return nil, s, &usageError{err}
+		return nil, s, &usageError{err: err}
 	}
 	return c, s, nil
 }
@@ -116,7 +116,7 @@ func (g *globals) keyFor(target *url.URL, value string) (credentials.Key, error)
 		return k, usagef("refusing to send STEADY_API_KEY over plain http to %s; use https", target.Host)
 	}
 	if err := k.Validate(); err != nil {
-		return k, &usageError{err}
+		return k, &usageError{err: err}
 	}
 	return k, nil
 }
@@ -151,14 +151,14 @@ func parseTarget(raw string) (*url.URL, error) {
 
 func exactlyOneURL(_ *cobra.Command, args []string) error {
 	if len(args) != 1 {
-		return &flagError{usageError{fmt.Errorf("want exactly one URL, got %d arguments", len(args))}}
+		return flagErr(fmt.Errorf("want exactly one URL, got %d arguments", len(args)))
 	}
 	return nil
 }
 
 func noArgs(_ *cobra.Command, args []string) error {
 	if len(args) != 0 {
-		return &flagError{usageError{fmt.Errorf("unexpected argument %q", args[0])}}
+		return flagErr(fmt.Errorf("unexpected argument %q", args[0]))
 	}
 	return nil
 }

@@ -1,0 +1,382 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/steadyhttp/steady/steadytest"
+)
+
+// steady runs the program in-process and returns its exit code and output.
+func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestHelpAndUsageErrors(t *testing.T) {
+	code, out, _ := cli(t, "--help")
+	if code != exitOK || !strings.Contains(out, "Exit codes") || !strings.Contains(out, "harvest") {
+		t.Fatalf("--help: %d %q", code, out)
+	}
+	for _, sub := range []string{"get", "harvest", "demo", "serve", "simulate"} {
+		code, out, _ := cli(t, sub, "--help")
+		if code != exitOK || !strings.Contains(out, "Examples:") {
+			t.Errorf("%s --help: exit %d, no examples in %q", sub, code, out)
+		}
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown flag", []string{"get", "--bogus", "https://x.example/"}, "unknown flag"},
+		{"unknown command", []string{"fetch"}, `unknown command "fetch"`},
+		{"invalid URL", []string{"get", "not a url"}, "invalid URL"},
+		{"ftp URL", []string{"harvest", "ftp://x.example/items"}, "invalid URL"},
+		{"no URL", []string{"get"}, "want exactly one URL"},
+		{"bad pages", []string{"harvest", "https://x.example/", "--pages", "cursor:only"}, "cursor:FIELD:PARAM"},
+		{"bad format", []string{"harvest", "https://x.example/", "-o", "x.xlsx"}, "--format"},
+		{"resume without output", []string{"harvest", "https://x.example/", "--resume"}, "--resume needs"},
+		{"negative retries", []string{"get", "--retries", "-1", "https://x.example/"}, "--retries"},
+		{"bad header", []string{"get", "-H", "NoColon", "https://x.example/"}, "invalid header"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errText := cli(t, c.args...)
+			if code != exitUsage || !strings.Contains(errText, c.want) {
+				t.Fatalf("exit %d, stderr %q; want exit 2 naming %q", code, errText, c.want)
+			}
+			if n := strings.Count(strings.TrimSpace(errText), "\n"); n > 1 {
+				t.Errorf("error is %d lines, want one (plus a usage hint): %q", n+1, errText)
+			}
+		})
+	}
+}
+
+func TestBadSettingFromEnvironment(t *testing.T) {
+	t.Setenv("STEADY_RETRIES", "ten")
+	code, _, errText := cli(t, "get", "https://x.example/")
+	if code != exitUsage || !strings.Contains(errText, "STEADY_RETRIES") {
+		t.Fatalf("exit %d, %q; want 2 naming the variable", code, errText)
+	}
+}
+
+func TestKeyNeverSentInClearText(t *testing.T) {
+	t.Setenv("STEADY_API_KEY", "s3cret-value")
+	code, _, errText := cli(t, "get", "http://api.example.gov/x")
+	if code != exitUsage || !strings.Contains(errText, "plain http") || strings.Contains(errText, "s3cret-value") {
+		t.Fatalf("exit %d, %q", code, errText)
+	}
+}
+
+func TestGet(t *testing.T) {
+	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 10, KeyValue: "k3y", KeyHeader: "X-Api-Key", RequireKey: true})
+	defer srv.Close()
+	t.Setenv("STEADY_API_KEY", "k3y")
+	code, out, errText := cli(t, "get", "-q", srv.URL+"/items?limit=2")
+	if code != exitOK || !strings.Contains(out, `"id":1`) {
+		t.Fatalf("get: exit %d, out %q, err %q", code, out, errText)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "page.json")
+	if code, _, errText := cli(t, "get", "-q", srv.URL+"/items?limit=2", "-o", file); code != exitOK {
+		t.Fatalf("get -o: %d %q", code, errText)
+	}
+	if b, _ := os.ReadFile(file); !bytes.Contains(b, []byte(`"id":2`)) {
+		t.Fatalf("file holds %q", b)
+	}
+	if code, _, errText := cli(t, "get", "-q", srv.URL+"/items", "-o", file); code != exitUsage || !strings.Contains(errText, "exists") {
+		t.Fatalf("existing output: %d %q", code, errText)
+	}
+	if code, _, errText := cli(t, "get", "-q", srv.URL+"/items", "-o", filepath.Join(dir, "no", "such", "dir", "x.json")); code != exitUsage || !strings.Contains(errText, "cannot write") {
+		t.Fatalf("unwritable output: %d %q", code, errText)
+	}
+	if code, _, errText := cli(t, "get", "-q", "--retries", "1", srv.URL+"/items?limit=oops"); code != exitFailed || !strings.Contains(errText, "400") {
+		t.Fatalf("400: %d %q", code, errText)
+	}
+	for _, r := range srv.Requests() {
+		if !r.KeyPresent {
+			t.Errorf("request %s arrived without the key", r.URL)
+		}
+	}
+}
+
+func TestGetRateLimitedPastCap(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "7200")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	code, _, errText := cli(t, "get", "-q", srv.URL)
+	if code != exitRateLimited || !strings.Contains(errText, "429") || !strings.Contains(errText, "2h0m0s") {
+		t.Fatalf("exit %d, %q; want 4 with the wait", code, errText)
+	}
+}
+
+// rowsOf reads a JSONL file's ids.
+func rowsOf(t *testing.T, path string) []int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var row struct{ ID int }
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		ids = append(ids, row.ID)
+	}
+	return ids
+}
+
+func checkExact(t *testing.T, ids []int, n int) {
+	t.Helper()
+	if len(ids) != n {
+		t.Fatalf("%d rows, want %d", len(ids), n)
+	}
+	for i, id := range ids {
+		if id != i+1 {
+			t.Fatalf("row %d has id %d", i, id)
+		}
+	}
+}
+
+func TestHarvestEachStyle(t *testing.T) {
+	styles := []struct {
+		style steadytest.Style
+		args  []string
+	}{
+		{steadytest.LinkHeader, nil},
+		{steadytest.JSONLinks, []string{"--pages", "json-links", "--items", "items"}},
+		{steadytest.Cursor, []string{"--pages", "cursor:next_cursor:cursor"}},
+	}
+	for _, s := range styles {
+		t.Run(s.style.String(), func(t *testing.T) {
+			srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 1234, Style: s.style, Faults: steadytest.Mild(3)})
+			defer srv.Close()
+			out := filepath.Join(t.TempDir(), "rows.jsonl")
+			args := append([]string{"harvest", "-q", srv.URL + "/items?limit=100", "-o", out}, s.args...)
+			if code, _, errText := cli(t, args...); code != exitOK {
+				t.Fatalf("exit %d: %s", code, errText)
+			}
+			checkExact(t, rowsOf(t, out), 1234)
+			if _, err := os.Stat(partialPath(out)); !os.IsNotExist(err) {
+				t.Errorf("partial file left behind")
+			}
+			if _, err := os.Stat(statePath(out)); !os.IsNotExist(err) {
+				t.Errorf("state file left behind")
+			}
+		})
+	}
+}
+
+func TestHarvestCSVAndMaxRows(t *testing.T) {
+	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 500})
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "rows.csv")
+	if code, _, errText := cli(t, "harvest", "-q", srv.URL+"/items?limit=40", "-o", out, "--max-rows", "101"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	b, _ := os.ReadFile(out)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 102 || lines[0] != "id,name,value,timestamp,_extra" || !strings.HasPrefix(lines[101], "101,") {
+		t.Fatalf("CSV: %d lines, header %q, last %q", len(lines), lines[0], lines[len(lines)-1])
+	}
+}
+
+func TestHarvestHTMLInsteadOfJSON(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<html><body>maintenance</body></html>")
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	code, _, errText := cli(t, "harvest", "-q", srv.URL, "-o", out)
+	if code != exitFailed || !strings.Contains(errText, "JSON") || strings.Count(strings.TrimSpace(errText), "\n") != 0 {
+		t.Fatalf("exit %d, %q; want 1 and one line about JSON", code, errText)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("an output that looks complete exists")
+	}
+}
+
+// blocking wraps the flaky server: while blocked, every page from offset on
+// answers 503, as a service that fails for good after page k.
+type blocking struct {
+	h       http.Handler
+	from    int
+	blocked atomic.Bool
+}
+
+func (b *blocking) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if off, _ := strconv.Atoi(r.URL.Query().Get("offset")); b.blocked.Load() && off >= b.from {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	b.h.ServeHTTP(w, r)
+}
+
+func TestHarvestResumeEqualsUninterrupted(t *testing.T) {
+	for _, format := range []string{"jsonl", "csv"} {
+		t.Run(format, func(t *testing.T) {
+			h, err := steadytest.NewHandler(steadytest.ServerOptions{Rows: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			b := &blocking{h: h, from: 600}
+			srv := httptest.NewServer(b)
+			defer srv.Close()
+			dir := t.TempDir()
+			whole := filepath.Join(dir, "whole."+format)
+			if code, _, errText := cli(t, "harvest", "-q", srv.URL+"/items?limit=100", "-o", whole); code != exitOK {
+				t.Fatalf("uninterrupted: %d %s", code, errText)
+			}
+			b.blocked.Store(true)
+			out := filepath.Join(dir, "rows."+format)
+			code, _, errText := cli(t, "harvest", "-q", "--retries", "1", srv.URL+"/items?limit=100", "-o", out)
+			if code != exitInterrupted || !strings.Contains(errText, "--resume") {
+				t.Fatalf("interrupted: exit %d, %q; want 3 and a hint", code, errText)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Fatal("the interrupted output appeared under its name")
+			}
+			if code, _, errText := cli(t, "harvest", "-q", srv.URL+"/items?limit=100", "-o", out); code != exitUsage || !strings.Contains(errText, "--resume") {
+				t.Fatalf("a second run without --resume: %d %q", code, errText)
+			}
+			b.blocked.Store(false)
+			if code, _, errText := cli(t, "harvest", "-q", srv.URL+"/items?limit=100", "-o", out, "--resume"); code != exitOK {
+				t.Fatalf("resume: %d %s", code, errText)
+			}
+			got, _ := os.ReadFile(out)
+			want, _ := os.ReadFile(whole)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("resumed output (%d bytes) differs from the uninterrupted one (%d bytes)", len(got), len(want))
+			}
+		})
+	}
+}
+
+// The end-to-end tests run the built binary.
+var (
+	binDir  string
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "steady-bin-")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "steady")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+func TestBinaryDemoSmall(t *testing.T) {
+	bin := binary(t)
+	out := filepath.Join(t.TempDir(), "demo.jsonl")
+	cmd := exec.Command(bin, "demo", "--rows", "5000", "--seed", "2", "-o", out, "-q")
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, b)
+	}
+	text := string(b)
+	for _, want := range []string{"ids 1..5000 exactly once", "pages:    5", "attempts:", "retries by cause:", "waited:", "elapsed:"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+	checkExact(t, rowsOf(t, out), 5000)
+}
+
+// Killing the process mid-walk loses nothing: --resume gives exactly the
+// file an uninterrupted run gives.
+func TestBinaryKillAndResume(t *testing.T) {
+	bin := binary(t)
+	// Every page drips slowly, so the walk is still running when it is killed.
+	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 3000, Faults: steadytest.Faults{
+		Rule: func(steadytest.Call) steadytest.Fault {
+			return steadytest.Fault{Kind: steadytest.Drip, Chunk: 2048, Every: 20 * time.Millisecond}
+		}}})
+	defer srv.Close()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "rows.jsonl")
+	cmd := exec.Command(bin, "harvest", "-q", srv.URL+"/items?limit=100", "-o", out)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until some pages are recorded, then kill without warning.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := loadState(statePath(out))
+		if err == nil && st != nil && st.Done >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("no progress recorded within 30s")
+		}
+		time.Sleep(5 * time.Millisecond) // polling a file another process writes; not a timing assertion
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatal("the killed harvest's output appeared under its name")
+	}
+	resume := exec.Command(bin, "harvest", "-q", srv.URL+"/items?limit=100", "-o", out, "--resume")
+	if b, err := resume.CombinedOutput(); err != nil {
+		t.Fatalf("resume: %v\n%s", err, b)
+	}
+	checkExact(t, rowsOf(t, out), 3000)
+}
+
+func TestBinaryExitCodes(t *testing.T) {
+	bin := binary(t)
+	cmd := exec.Command(bin, "get", "--bogus")
+	b, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != exitUsage || !strings.Contains(string(b), "unknown flag") {
+		t.Fatalf("exit %d: %s", cmd.ProcessState.ExitCode(), b)
+	}
+}
+
+func TestShellCompletion(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		code, out, errText := cli(t, "completion", shell)
+		if code != exitOK || !strings.Contains(out, "steady") {
+			t.Errorf("completion %s: exit %d, %d bytes, %q", shell, code, len(out), errText)
+		}
+	}
+}
