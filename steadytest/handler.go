@@ -2,7 +2,9 @@ package steadytest
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,6 +40,9 @@ func NewHandler(opt ServerOptions) (*Handler, error) {
 		return nil, err
 	}
 	opt = opt.withDefaults()
+	// Copies, so that a caller changing its options later races with nothing.
+	opt.Faults.Mix = slices.Clone(opt.Faults.Mix)
+	opt.Faults.Script = maps.Clone(opt.Faults.Script)
 	h := &Handler{
 		opt:      opt,
 		attempts: make(map[uint64]int),
