@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/steadyhttp/steady/fanout"
+	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -276,5 +278,26 @@ func TestEmpty(t *testing.T) {
 	res, err := fanout.Run(t.Context(), []int{}, fanout.Options{}, func(context.Context, int) (int, error) { panic("called") })
 	if err != nil || res == nil || len(res) != 0 {
 		t.Errorf("Run over no items = %v, %v; want an empty result", res, err)
+	}
+}
+
+func TestHugeConcurrency(t *testing.T) {
+	res, err := fanout.Run(t.Context(), seq(10), fanout.Options{Concurrency: math.MaxInt}, func(_ context.Context, i int) (int, error) {
+		return i, nil
+	})
+	if err != nil || !slices.Equal(res, seq(10)) {
+		t.Errorf("Run = %v, %v; want every item", res, err)
+	}
+}
+
+// A panic in the Reporter, called on the item's behalf, is raised like one
+// in fetch.
+func TestReporterPanic(t *testing.T) {
+	rep := progress.ReporterFunc(func(progress.Event) { panic("reporter") })
+	v := catch(func() {
+		_, _ = fanout.Run(t.Context(), seq(3), fanout.Options{Reporter: rep}, func(_ context.Context, i int) (int, error) { return i, nil })
+	})
+	if pe, ok := v.(*fanout.PanicError); !ok || pe.Value != "reporter" {
+		t.Errorf("recovered %v, want a *PanicError of the reporter's panic", v)
 	}
 }

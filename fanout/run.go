@@ -98,7 +98,11 @@ func (j *job[T, R]) run(ctx context.Context) ([]R, error) {
 	defer stop(nil)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(len(todo), slots*workersPerSlot) {
+	workers := len(todo)
+	if slots <= workers/workersPerSlot {
+		workers = slots * workersPerSlot
+	}
+	for range workers {
 		wg.Go(func() {
 			for runCtx.Err() == nil {
 				k := int(next.Add(1) - 1)
@@ -112,8 +116,9 @@ func (j *job[T, R]) run(ctx context.Context) ([]R, error) {
 	return j.outcome(ctx)
 }
 
-// one runs item i. It reports false when fetch panicked or called
-// runtime.Goexit; the run is then stopped.
+// one runs item i. It reports false when fetch (or the Reporter or
+// Transient function it led to) panicked or called runtime.Goexit; the run
+// is then stopped.
 func (j *job[T, R]) one(ctx context.Context, stop context.CancelCauseFunc, gate *semaphore.Weighted, i int) (ok bool) {
 	returned := false
 	defer func() {
@@ -133,8 +138,8 @@ func (j *job[T, R]) one(ctx context.Context, stop context.CancelCauseFunc, gate 
 	ictx := context.WithValue(retry.WithGate(ctx, gate), gateKey{}, gate)
 	ictx = liveness.With(ictx, liveness.New())
 	r, err := j.fetch(ictx, j.items[i])
+	j.finish(ctx, stop, i, r, err) // calls the Reporter and Transient: user code too
 	returned = true
-	j.finish(ctx, stop, i, r, err)
 	return true
 }
 

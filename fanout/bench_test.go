@@ -1,0 +1,121 @@
+package fanout_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/steadyhttp/steady/fanout"
+	"github.com/steadyhttp/steady/retry"
+)
+
+const (
+	benchItems       = 2000
+	benchConcurrency = 32
+	benchDelay       = 10 * time.Millisecond
+	// benchIdeal is 2,000 / 32 × 10 ms = 625 ms.
+	benchIdeal = benchItems * benchDelay / benchConcurrency
+)
+
+// BenchmarkFanOut runs 2,000 sub-requests, 32 at a time, against a loopback
+// server that answers each after 10 ms, through a default retry transport.
+// x-ideal is the wall time over the ideal of 625 ms (goal: within 1.15).
+// [BenchmarkFloor] measures the same requests without fanout or retry, the
+// best the machine does.
+//
+// The inner http.Transport is given MaxIdleConnsPerHost = 64: its default of
+// 2 keeps only two connections for reuse, so a 32-way fan-out would open
+// (and leave in TIME_WAIT) a new connection for most requests. The facade
+// sets it the same way.
+func BenchmarkFanOut(b *testing.B) {
+	url, inner := benchServer(b)
+	client := &http.Client{Transport: retry.New(inner, retry.Policy{})}
+	fetch := func(ctx context.Context, item int) (int, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/"+strconv.Itoa(item), nil)
+		if err != nil {
+			return 0, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		n, err := io.Copy(io.Discard, resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return int(n), err
+	}
+	list := seq(benchItems)
+	opt := fanout.Options{Concurrency: benchConcurrency}
+	var runs int
+	var wall time.Duration
+	for b.Loop() {
+		start := time.Now()
+		res, err := fanout.Run(context.Background(), list, opt, fetch)
+		wall += time.Since(start)
+		runs++
+		if err != nil || len(res) != benchItems {
+			b.Fatalf("run: %d results, %v", len(res), err)
+		}
+	}
+	b.ReportMetric(float64(wall)/float64(runs)/float64(benchIdeal), "x-ideal")
+}
+
+// BenchmarkFloor sends the same 2,000 requests from 32 plain goroutines
+// straight through the http.Transport: no gate, no retry, no results. Its
+// x-ideal is what the machine allows (sleep overshoot, loopback, scheduling);
+// BenchmarkFanOut's overhead is the difference.
+func BenchmarkFloor(b *testing.B) {
+	url, inner := benchServer(b)
+	client := &http.Client{Transport: inner}
+	var runs int
+	var wall time.Duration
+	for b.Loop() {
+		start := time.Now()
+		var next atomic.Int64
+		var failed atomic.Value
+		var wg sync.WaitGroup
+		for range benchConcurrency {
+			wg.Go(func() {
+				for i := next.Add(1) - 1; i < benchItems; i = next.Add(1) - 1 {
+					resp, err := client.Get(url + "/" + strconv.FormatInt(i, 10))
+					if err != nil {
+						failed.Store(err)
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			})
+		}
+		wg.Wait()
+		wall += time.Since(start)
+		runs++
+		if err := failed.Load(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(wall)/float64(runs)/float64(benchIdeal), "x-ideal")
+}
+
+// benchServer starts the loopback server and returns its URL and a transport
+// tuned for a 32-way fan-out; both are closed when b ends.
+func benchServer(b *testing.B) (string, *http.Transport) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(benchDelay)
+		io.WriteString(w, r.URL.Path)
+	}))
+	b.Cleanup(srv.Close)
+	inner := http.DefaultTransport.(*http.Transport).Clone()
+	inner.MaxIdleConnsPerHost = 2 * benchConcurrency
+	b.Cleanup(inner.CloseIdleConnections)
+	return srv.URL, inner
+}
