@@ -30,8 +30,9 @@ var LinkHeader Next = linkHeader{}
 // JSONLinks follows the top-level "links" array of OGC API Features and STAC
 // responses: a link object whose rel includes "next", with its href. When
 // several next links differ in type, the one of the page's own media type
-// wins, then any JSON type, then one without a type; a next link that asks
-// for a method other than GET is an error rather than a silent end.
+// wins, then any JSON type, then one without a type. When every next link
+// asks for a method other than GET (a STAC POST search), that is an error
+// rather than a silent end.
 var JSONLinks Next = jsonLinks{}
 
 // Cursor follows a cursor: the value of the JSON field at the dotted path

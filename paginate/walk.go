@@ -5,6 +5,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 
 	"github.com/steadyhttp/steady/credentials"
@@ -215,14 +216,24 @@ func (w *Walk) report(p *Page) {
 	if w.opt.Reporter == nil {
 		return
 	}
+	method := w.req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	// X-Total-Count, when a server sends it, lets a renderer show a share.
+	total, err := strconv.ParseInt(p.Header.Get("X-Total-Count"), 10, 64)
+	if err != nil || total < 0 {
+		total = 0
+	}
 	progress.Emit(w.opt.Reporter, progress.Event{
-		Kind:   progress.PageReceived,
-		Method: w.req.Method,
-		URL:    credentials.RedactURL(p.URL),
-		Host:   p.URL.Host,
-		Status: p.Status,
-		Done:   p.Number,
-		Items:  int64(len(p.Items)),
-		Bytes:  int64(len(p.Body)),
+		Kind:       progress.PageReceived,
+		Method:     method,
+		URL:        credentials.RedactURL(p.URL),
+		Host:       p.URL.Host,
+		Status:     p.Status,
+		Done:       p.Number,
+		Items:      int64(len(p.Items)),
+		Bytes:      int64(len(p.Body)),
+		TotalItems: total,
 	})
 }

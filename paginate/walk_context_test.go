@@ -158,14 +158,16 @@ func TestWalkReportsPages(t *testing.T) {
 		mu.Unlock()
 	})
 	req, _ := http.NewRequest("GET", "https://api.example.gov/items?api_key=sekrit", nil)
-	if _, err := collect(paginate.Pages(context.Background(), &http.Client{Transport: fakeAPI(2, nil)}, req, paginate.Options{Reporter: rep})); err != nil {
+	total := func(_ *http.Request, resp *http.Response) { resp.Header.Set("X-Total-Count", "2") }
+	if _, err := collect(paginate.Pages(context.Background(), &http.Client{Transport: fakeAPI(2, total)}, req, paginate.Options{Reporter: rep})); err != nil {
 		t.Fatal(err)
 	}
 	if len(events) != 2 {
 		t.Fatalf("%d events, want 2", len(events))
 	}
 	for i, e := range events {
-		if e.Kind != progress.PageReceived || e.Done != i+1 || e.Items != 1 || e.Bytes != int64(len(itemsJSON(i+1, 1))) || e.Time.IsZero() {
+		if e.Kind != progress.PageReceived || e.Done != i+1 || e.Items != 1 || e.Bytes != int64(len(itemsJSON(i+1, 1))) ||
+			e.Time.IsZero() || e.Method != "GET" || e.TotalItems != 2 || e.Status != 200 || e.Host != "api.example.gov" {
 			t.Errorf("event %d = %+v", i, e)
 		}
 		if strings.Contains(e.URL, "sekrit") || !strings.Contains(e.URL, "api.example.gov/items") {
