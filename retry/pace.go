@@ -20,8 +20,8 @@ type Quota struct {
 // `RateLimit-Policy`), its earlier forms (`RateLimit: limit=100,
 // remaining=0, reset=30` and separate `RateLimit-Remaining` and
 // `RateLimit-Reset` fields), and the common `X-RateLimit-Remaining` with
-// `X-RateLimit-Reset` (seconds, or a Unix time when it is larger than a
-// billion). When several quotas are given the tightest one counts. Malformed
+// `X-RateLimit-Reset` (seconds, or a Unix time when it is 10^8 or more:
+// no quota window lasts three years). When several quotas are given the tightest one counts. Malformed
 // fields are ignored; ok is false when nothing usable was found.
 func ParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
 	best := Quota{Remaining: -1}
@@ -108,7 +108,7 @@ func parseReset(v string, now time.Time) time.Duration {
 	if err != nil || n < 0 || n != n || n > 1e12 {
 		return 0
 	}
-	if n > 1e9 { // a Unix time, as some services send
+	if n >= 1e8 { // a Unix time, as some services send: no quota window lasts three years
 		return max(time.Unix(int64(n), 0).Sub(now), 0)
 	}
 	return time.Duration(n * float64(time.Second))
