@@ -40,10 +40,10 @@ func (e *StateError) Error() string { return "fanout: state file " + e.Path + ":
 // Unwrap returns the cause.
 func (e *StateError) Unwrap() error { return e.Err }
 
-// savedState is the file's layout, documented in the package's ADR on the
-// resume state: only what cannot be recomputed is stored. The missing items
-// are those not in Completed, so neither the failed nor the unfinished ones
-// are listed apart from the failures' text.
+// savedState is the file's layout (docs/adr/0072): only what cannot be
+// recomputed is stored. The missing items are those not in Completed, so
+// the unfinished ones are not listed, and the failed ones only through the
+// failures' text.
 type savedState[R any] struct {
 	Format string `json:"format"`
 	// Items and ItemsSHA256 identify the item list: its length, and a
