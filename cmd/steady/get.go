@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -75,7 +76,7 @@ with the attempts made and why retrying stopped.`,
 				w = out
 			}
 			if _, err := io.Copy(w, resp.Body); err != nil {
-				return fmt.Errorf("reading the body of %s: %w", target.Redacted(), err)
+				return fmt.Errorf("reading the body of %s: %w", credentials.RedactURL(target), err)
 			}
 			if out != nil {
 				return out.commit()

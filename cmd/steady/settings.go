@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -161,15 +160,4 @@ func noArgs(_ *cobra.Command, args []string) error {
 		return flagErr(fmt.Errorf("unexpected argument %q", args[0]))
 	}
 	return nil
-}
-
-// stdoutIsFile reports whether w is a regular file or a terminal, for
-// messages that only make sense there.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
