@@ -82,6 +82,7 @@ func startToxiproxy() (*toxiServer, error) {
 	// errors are kept for the failure message.
 	s.cmd.Env = append(os.Environ(), "LOG_LEVEL=error")
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	dieWithParent(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting the server: %w", err)
