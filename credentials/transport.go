@@ -33,6 +33,11 @@ const maxChain = 100
 // copied, and a response is returned with Request set to the caller's
 // request, so code that reports resp.Request.URL never sees a key.
 //
+// An error from next whose text holds a key's value, as when a server
+// echoes the request into a malformed response and net/http quotes it, is
+// returned with the value replaced by REDACTED; errors.Is and errors.As
+// still reach the original error.
+//
 // The keys are copied and validated here; if one is invalid (see [Key.Validate]) or two put
 // the same header or parameter to the same origin, every RoundTrip returns
 // that [*KeyError] without sending anything.
@@ -47,6 +52,10 @@ func NewTransport(next http.RoundTripper, keys ...Key) http.RoundTripper {
 		return t
 	}
 	for _, k := range compiled {
+		t.values = append(t.values, k.value)
+		if esc := url.QueryEscape(k.value); esc != k.value {
+			t.values = append(t.values, esc)
+		}
 		slots, name := &t.queries, k.query
 		if k.header != "" {
 			slots, name = &t.headers, k.header
@@ -61,9 +70,10 @@ var _ http.RoundTripper = (*transport)(nil)
 
 type transport struct {
 	next    http.RoundTripper
-	err     error  // configuration error, returned by every RoundTrip
-	headers []slot // one per distinct header name the keys use
-	queries []slot // one per distinct query parameter name
+	err     error    // configuration error, returned by every RoundTrip
+	headers []slot   // one per distinct header name the keys use
+	queries []slot   // one per distinct query parameter name
+	values  []string // every key value, and its query escaping, for scrub
 }
 
 // A slot is one header or parameter name and the keys that travel in it; at
@@ -158,7 +168,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	headerChanges := t.headerChanges(req.Header, dest, foreign)
 	query, queryChanges := t.rewriteQuery(req.URL.RawQuery, dest)
 	if !headerChanges && !queryChanges {
-		return t.next.RoundTrip(req)
+		resp, err := t.next.RoundTrip(req)
+		return resp, t.scrub(err)
 	}
 
 	r := new(http.Request)
@@ -176,8 +187,32 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp != nil && resp.Request == r {
 		resp.Request = req
 	}
-	return resp, err
+	return resp, t.scrub(err)
 }
+
+// scrub returns err with every key value in its text replaced by REDACTED,
+// or err itself when its text holds none. Lower layers quote what a server
+// sent (a malformed header, a status line), and a server may echo the key.
+func (t *transport) scrub(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if red := Redact(msg, t.values...); red != msg {
+		return &scrubbedError{err: err, text: red}
+	}
+	return err
+}
+
+// scrubbedError is an error whose text had a key value removed. It unwraps
+// to the original, so that its type and causes can still be matched.
+type scrubbedError struct {
+	err  error
+	text string
+}
+
+func (e *scrubbedError) Error() string { return e.text }
+func (e *scrubbedError) Unwrap() error { return e.err }
 
 // CloseIdleConnections lets [http.Client.CloseIdleConnections] reach the
 // wrapped transport.
