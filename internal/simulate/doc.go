@@ -1,0 +1,42 @@
+// Package simulate shows what a retry policy does to a service before it
+// ships: a deterministic discrete-event simulation of many clients that
+// drives the retry package's own code (its backoff, its server-hint wait,
+// its Retry-After and RateLimit parsers and its retry budget), not a copy,
+// so a change to that code changes what is simulated.
+//
+// Time is virtual. Each run keeps its future in an event queue and jumps
+// from one event to the next; the retry package is handed the virtual
+// instant wherever it takes a time, so a [retry.Budget] refills in
+// simulated seconds. Every random number comes from a seeded PCG stream
+// named after the part of the run it serves, so the same seed gives the
+// same numbers, byte for byte, and every policy of a comparison faces the
+// same network and, in scenario 2, the same requests.
+//
+// [Contention] is scenario 1, the model of the well-known study of backoff
+// and jitter: N clients each make one optimistic-concurrency write to one
+// shared row, reading its version and writing it back; a write fails if
+// another committed since the read, and the writer backs off and tries
+// again until it succeeds. [ContentionPolicies] are the study's five: no
+// backoff, exponential backoff without jitter, and full, equal and
+// decorrelated jitter, all but the first through [retry.Policy.Delay].
+// Each [ContentionRow] is the mean of many trials: the writes sent and the
+// time until the last one committed.
+//
+// [Outage] is scenario 2: a thousand clients each sending a steady stream
+// of requests to a service that is down for a minute and then returns with
+// finite capacity. Each request runs the retrying transport's attempt loop
+// under an [OutagePolicy]: waits from [retry.Policy.Delay] or, for a hint,
+// [retry.Policy.ServerWait]; hints read with [retry.ParseRetryAfter] and
+// [retry.ParseQuota] from the service's response fields; re-sends asked of a
+// [retry.Budget] per client; and, with pacing, the transport's hold until a
+// spent quota resets. [OutagePolicies] are no retry, retry, retry with a
+// budget, and the budget with pacing. Each [OutageRun] reports the load
+// amplification while the service was down, the time it took to recover,
+// the share of requests that succeeded, and the load per second.
+//
+// [WriteContentionTable] and [WriteOutageTable] write fixed-width text
+// tables; [WriteOutageSVG] writes a chart of the load on the service over
+// time, one line per policy, as plain SVG. Nothing is printed unless one of
+// these is called. The models, their parameters and the reasons for them
+// are recorded in the decision records 0100 to 0107.
+package simulate
