@@ -374,12 +374,12 @@ func runFault(t *testing.T, cl *toxiproxy.Client, i int, f fault) matrixRow {
 
 	h := walk(ctx, c, tally, matrixRows, pageSize, a.onPage)
 	if f.want == nil {
-		for _, p := range h.completeProblems() {
-			t.Error(p)
+		for _, msg := range h.completeProblems() {
+			t.Error(msg)
 		}
 	} else {
-		for _, p := range h.integrityProblems() {
-			t.Error(p)
+		for _, msg := range h.integrityProblems() {
+			t.Error(msg)
 		}
 		var pe *paginate.Error
 		switch {
