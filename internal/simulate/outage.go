@@ -10,11 +10,10 @@ import (
 	"github.com/steadyhttp/steady/retry"
 )
 
-// Defaults of an [OutageConfig]. Why these numbers is recorded in the
-// package's decision records; in short: 50 requests a second per client
-// puts the budget's ratio (5 re-sends a second) above its floor (3), the
-// service has 20% headroom over the offered load, and it admits a request
-// only if it can start it within 100 ms.
+// Defaults of an [OutageConfig], argued in decision record 102. In short:
+// at 50 requests a second per client the budget's ratio (5 re-sends a
+// second) is above its floor (3); the service has 20% headroom over the
+// offered load and admits a request only if it can start it within 100 ms.
 const (
 	DefaultOutageClients  = 1000
 	DefaultOutageRate     = 50.0
@@ -46,10 +45,10 @@ type OutagePolicy struct {
 	Policy retry.Policy
 }
 
-// OutagePolicies returns the four policies of scenario 2, all with the
-// library's default backoff (500 ms doubling, full jitter) and 5 attempts:
-// no retry, retry, retry with a default budget per client, and the same with
-// rate-limit pacing.
+// OutagePolicies returns the four policies of scenario 2: no retry (one
+// attempt), then with 5 attempts and the library's default backoff (500 ms
+// doubling, full jitter): retry, retry with a default budget per client, and
+// the same with rate-limit pacing.
 func OutagePolicies() []OutagePolicy {
 	return []OutagePolicy{
 		{Name: "no retry", Policy: retry.Policy{MaxAttempts: 1}},
