@@ -18,12 +18,20 @@ const (
 	DefaultBudgetMaxTokens    = 10.0
 )
 
+// budgetWindow is the stretch over which the ratio and the floor are
+// compared: long enough that a busy client's traffic, Poisson or bursty,
+// keeps its ratio above the floor, short enough that a quiet client earns
+// its floor soon after it goes quiet.
+const budgetWindow = 10 * time.Second
+
 // A Budget bounds re-sends across every call that shares it, so retries
 // cannot multiply load when a service is weakest. It is a token bucket: each
-// first attempt deposits Ratio of a token, each re-send withdraws one. The
-// bucket also refills with time at MinPerSecond, and the two refills do not
-// add up: the bucket gains whichever is larger over a stretch, so the floor
-// only matters when traffic is light. First attempts are never blocked.
+// first attempt deposits Ratio of a token, each re-send withdraws one. Over
+// each ten-second window the bucket is also topped up to the floor,
+// MinPerSecond a second: the two do not add up, the window gains whichever
+// is larger, so the floor only matters when traffic is light and a busy
+// client re-sends at most Ratio of its traffic. First attempts are never
+// blocked.
 //
 // The zero value is ready to use with the defaults. Share one Budget per
 // client (or per host) through [Policy.Budget]. Deposits are a single atomic
@@ -39,13 +47,14 @@ type Budget struct {
 
 	deposits atomic.Int64 // first attempts seen, ever
 
-	mu       sync.Mutex
-	started  bool
-	tokens   float64
-	seen     int64     // deposits already credited to tokens
-	lastFill time.Time // when the floor was last applied
-	refused  int64
-	allowed  int64
+	mu          sync.Mutex
+	started     bool
+	tokens      float64
+	seen        int64     // deposits already credited to tokens
+	windowStart time.Time // start of the current window
+	credited    float64   // tokens credited in the current window
+	refused     int64
+	allowed     int64
 }
 
 // Deposit records a first attempt.
@@ -66,27 +75,38 @@ func (b *Budget) Withdraw(now time.Time) bool {
 	return false
 }
 
-// refill credits new deposits and the time floor; the caller holds b.mu.
+// refill credits new deposits and the floor; the caller holds b.mu.
 func (b *Budget) refill(now time.Time) {
 	ratio, floor, maxTokens := b.params()
 	total := b.deposits.Load()
 	if !b.started {
 		b.started = true
-		b.lastFill = now
+		b.windowStart = now
 		b.seen = total
 		b.tokens = min(float64(total)*ratio, maxTokens)
 		return
 	}
 	fromTraffic := float64(total-b.seen) * ratio
 	b.seen = total
-	fromTime := 0.0
-	if elapsed := now.Sub(b.lastFill); elapsed > 0 {
-		fromTime = elapsed.Seconds() * floor
-		b.lastFill = now
+	if elapsed := now.Sub(b.windowStart); elapsed >= budgetWindow {
+		// Settle the window that ended: it is owed the floor for all of it.
+		// Traffic since the last refill is counted in it too.
+		owed := max(floor*budgetWindow.Seconds()-b.credited-fromTraffic, 0)
+		b.tokens = min(b.tokens+fromTraffic+owed, maxTokens)
+		fromTraffic = 0
+		b.windowStart = b.windowStart.Add(budgetWindow)
+		if now.Sub(b.windowStart) >= budgetWindow {
+			// A longer quiet spell: whole windows of floor, far above the cap.
+			b.tokens = min(b.tokens+floor*budgetWindow.Seconds(), maxTokens)
+			b.windowStart = now
+		}
+		b.credited = 0
 	}
-	b.tokens = min(b.tokens+max(fromTraffic, fromTime), maxTokens)
+	owed := max(floor*now.Sub(b.windowStart).Seconds()-b.credited-fromTraffic, 0)
+	credit := fromTraffic + owed
+	b.credited += credit
+	b.tokens = min(b.tokens+credit, maxTokens)
 }
-
 func (b *Budget) params() (ratio, floor, maxTokens float64) {
 	ratio, floor, maxTokens = b.Ratio, b.MinPerSecond, b.MaxTokens
 	if ratio <= 0 {

@@ -102,3 +102,43 @@ func BenchmarkBudgetDeposit(b *testing.B) {
 		}
 	})
 }
+
+// Over a window, uneven traffic and the floor do not add up: the window
+// gains the larger of the two, not the larger of each second's.
+func TestBudgetFloorComparedOverTheWindow(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(0, 0)
+	b := &retry.Budget{MinPerSecond: 2, MaxTokens: 1000}
+	b.Withdraw(t0) // starts the window
+	allowed := 0
+	for sec := 1; sec <= 10; sec++ {
+		if sec%2 == 1 {
+			for range 40 { // 4 tokens' worth, every other second: 2 a second on average
+				b.Deposit()
+			}
+		}
+		for b.Withdraw(t0.Add(time.Duration(sec) * time.Second)) {
+			allowed++
+		}
+	}
+	// Ratio: 200 firsts × 0.1 = 20. Floor: 2/s × 10s = 20. Not 30.
+	if allowed != 20 {
+		t.Fatalf("allowed %d re-sends over the window, want 20", allowed)
+	}
+}
+
+// A client quiet for an hour has its floor at the first failure.
+func TestBudgetQuietClientGetsFloor(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(0, 0)
+	b := &retry.Budget{}
+	b.Deposit()
+	b.Withdraw(t0)
+	allowed := 0
+	for b.Withdraw(t0.Add(time.Hour)) {
+		allowed++
+	}
+	if allowed != 10 {
+		t.Fatalf("allowed %d after an hour, want the cap of 10", allowed)
+	}
+}

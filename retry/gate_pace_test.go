@@ -3,6 +3,7 @@ package retry_test
 import (
 	"errors"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -69,7 +70,7 @@ func TestPacingHoldsUntilReset(t *testing.T) {
 			status(200, "RateLimit", `"default";r=99;t=60`),
 		}}
 		var waits []progress.Event
-		tr := retry.New(s, retry.Policy{Pace: true, Reporter: progress.ReporterFunc(func(e progress.Event) {
+		tr := retry.New(s, retry.Policy{Pace: true, Rand: constRand(0.5), Reporter: progress.ReporterFunc(func(e progress.Event) {
 			if e.Kind == progress.Waiting {
 				waits = append(waits, e)
 			}
@@ -81,10 +82,11 @@ func TestPacingHoldsUntilReset(t *testing.T) {
 			}
 			resp.Body.Close()
 		}
-		if got := s.times[1].Sub(s.times[0]); got != 20*time.Second {
-			t.Errorf("second request waited %v, want the 20s reset", got)
+		// The reset plus half of the 1s jitter that spreads held requests.
+		if got := s.times[1].Sub(s.times[0]); got != 20500*time.Millisecond {
+			t.Errorf("second request waited %v, want the 20s reset and 0.5s of jitter", got)
 		}
-		if len(waits) != 1 || waits[0].Reason != progress.WaitRateLimited || waits[0].Wait != 20*time.Second {
+		if len(waits) != 1 || waits[0].Reason != progress.WaitRateLimited || waits[0].Wait != 20500*time.Millisecond {
 			t.Errorf("waiting events = %+v", waits)
 		}
 		// Another host is not held.
@@ -129,8 +131,8 @@ func TestPacingRetryAfterTakesPrecedence(t *testing.T) {
 		}
 		resp.Body.Close()
 		// The re-send waits the Retry-After (plus ~1µs of jitter), but the
-		// quota still holds the host until its reset.
-		if got := s.times[1].Sub(s.times[0]); got != 40*time.Second {
+		// quota still holds the host until its reset (plus ~1µs).
+		if got := s.times[1].Sub(s.times[0]); got < 40*time.Second || got > 40*time.Second+time.Millisecond {
 			t.Errorf("re-send after %v; want it held to the quota reset of 40s", got)
 		}
 	})
@@ -149,6 +151,50 @@ func TestPacingOffByDefault(t *testing.T) {
 		}
 		if got := s.times[1].Sub(s.times[0]); got != 0 {
 			t.Errorf("unpaced transport waited %v", got)
+		}
+	})
+}
+
+// Requests held to one reset wake spread over the jitter, not together.
+func TestPacingSpreadsHeldRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var first atomic.Bool
+		var times []time.Duration
+		var mu sync.Mutex
+		start := time.Now()
+		inner := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if first.CompareAndSwap(false, true) {
+				return respond(r, 200, http.Header{"Ratelimit": {`"default";r=0;t=10`}}, ""), nil
+			}
+			mu.Lock()
+			times = append(times, time.Since(start))
+			mu.Unlock()
+			return respond(r, 200, nil, ""), nil
+		})
+		tr := retry.New(inner, retry.Policy{Pace: true}) // the default random source
+		resp, err := tr.RoundTrip(get(t.Context(), api))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				if resp, err := tr.RoundTrip(get(t.Context(), api)); err == nil {
+					resp.Body.Close()
+				}
+			})
+		}
+		wg.Wait()
+		distinct := map[time.Duration]bool{}
+		for _, d := range times {
+			if d <= 10*time.Second || d > 11*time.Second {
+				t.Errorf("a held request was sent at %v, want within (10s, 11s]", d)
+			}
+			distinct[d] = true
+		}
+		if len(distinct) < 15 {
+			t.Errorf("20 held requests woke at only %d distinct instants", len(distinct))
 		}
 	})
 }

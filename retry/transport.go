@@ -149,6 +149,10 @@ func (c *call) run() (*http.Response, error) {
 					return nil, &Error{Method: req.Method, URL: c.redacted(), Attempts: attempt - 1,
 						Reason: ErrRateLimited, Wait: wait}
 				}
+				// Every request held to one reset must not wake at the same
+				// instant, or the reset's first burst spends the new quota at
+				// once: the hold is jittered like a server-named wait.
+				wait = serverWait(wait, p.Rand(), p.MaxBackoff, p.MaxRetryAfter)
 				if rep != nil {
 					c.emit(progress.Event{Kind: progress.Waiting, Attempt: attempt, Wait: wait, Reason: progress.WaitRateLimited})
 				}
