@@ -143,18 +143,33 @@ func newPool(opt Options) *http.Transport {
 	}
 }
 
-// maxRedirects matches net/http's own limit.
-const maxRedirects = 10
+// MaxRedirects matches net/http's own limit.
+const MaxRedirects = 10
+
+// RedirectError is a redirect the client refused to follow: the tenth in a
+// row (a loop, most likely), or one from https to plain http.
+type RedirectError struct {
+	Hops      int    // redirects followed before this one
+	URL       string // where it pointed, redacted
+	Downgrade bool   // https to http
+}
+
+func (e *RedirectError) Error() string {
+	if e.Downgrade {
+		return "refusing a redirect from https to http (" + e.URL + ")"
+	}
+	return fmt.Sprintf("stopped after %d redirects (the last pointed at %s)", e.Hops, e.URL)
+}
 
 // checkRedirect follows at most ten redirects and never from https to http:
 // a downgrade would expose the request to the network even with the key
 // withheld.
 func checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) >= maxRedirects {
-		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	if len(via) >= MaxRedirects {
+		return &RedirectError{Hops: len(via), URL: credentials.RedactURL(req.URL)}
 	}
 	if prev := via[len(via)-1]; prev.URL.Scheme == "https" && req.URL.Scheme != "https" {
-		return fmt.Errorf("refusing a redirect from https to %s (%s)", req.URL.Scheme, credentials.RedactURL(req.URL))
+		return &RedirectError{Hops: len(via), URL: credentials.RedactURL(req.URL), Downgrade: true}
 	}
 	return nil
 }
@@ -196,8 +211,8 @@ func (c *Client) Options() Options { return c.opt }
 // Concurrency changes.
 func (c *Client) With(edit func(*Options)) (*Client, error) {
 	opt := c.opt
-	if opt.Policy.Reporter == opt.Reporter {
-		opt.Policy.Reporter = nil // re-derived below, in case Reporter changes
+	if opt.derivedReporter {
+		opt.Policy.Reporter, opt.derivedReporter = nil, false // re-derived below, in case Reporter changes
 	}
 	edit(&opt)
 	opt.Transport, opt.ConnectTimeout, opt.ResponseHeaderTimeout = c.opt.Transport, c.opt.ConnectTimeout, c.opt.ResponseHeaderTimeout

@@ -2,6 +2,7 @@ package steady
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/paginate"
 	"github.com/steadyhttp/steady/retry"
 )
@@ -29,7 +31,7 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 		return nil, unwrapURLError(err)
 	}
 	if resp.StatusCode >= 400 {
-		return nil, statusError(resp, out, c.secrets())
+		return nil, statusError(resp, out, c.secrets(req.URL, resp.Request.URL))
 	}
 	return resp, nil
 }
@@ -58,10 +60,22 @@ type requestError struct {
 func (e *requestError) Error() string { return e.op + " " + e.url + ": " + e.err.Error() }
 func (e *requestError) Unwrap() error { return e.err }
 
-func (c *Client) secrets() []string {
-	s := make([]string, 0, len(c.opt.Keys))
+// secrets are the values no text of steady's may carry: the keys, and the
+// password of a URL's userinfo with the Basic credentials made from it
+// (a server that echoes the Authorization header echoes those).
+func (c *Client) secrets(urls ...*url.URL) []string {
+	s := make([]string, 0, len(c.opt.Keys)+2)
 	for _, k := range c.opt.Keys {
 		s = append(s, k.Value)
+	}
+	for _, u := range urls {
+		if u == nil || u.User == nil {
+			continue
+		}
+		if p, ok := u.User.Password(); ok && p != "" {
+			basic := base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + p))
+			s = append(s, basic, p)
+		}
 	}
 	return s
 }
@@ -88,6 +102,9 @@ func (c *Client) GetJSON(ctx context.Context, path string, query url.Values, v a
 		return err
 	}
 	req.Header.Set("Accept", "application/json")
+	// The body is read inside each attempt, bounded, so one cut short is
+	// re-sent and one that never ends (or inflates without end) is refused.
+	req = req.WithContext(liveness.WithBodyInAttempt(req.Context(), c.opt.MaxBodyBytes))
 	resp, err := c.Do(req)
 	if err != nil {
 		return err
@@ -119,6 +136,9 @@ func (c *Client) Walk(path string, query url.Values, opt paginate.Options) (*pag
 	req.Header.Set("Accept", "application/json")
 	if opt.Reporter == nil {
 		opt.Reporter = c.opt.Reporter
+	}
+	if opt.MaxPageBytes == 0 {
+		opt.MaxPageBytes = c.opt.MaxBodyBytes
 	}
 	return paginate.NewWalk(c.http, req, opt), nil
 }

@@ -18,6 +18,8 @@ const (
 	// DefaultErrorExcerpt is how much of an error response's body a
 	// StatusError keeps.
 	DefaultErrorExcerpt = 1024
+	// DefaultMaxBodyBytes bounds what GetJSON and page walks read.
+	DefaultMaxBodyBytes = 64 << 20
 )
 
 // Options configure a [Client]. The zero value is useful: each zero field
@@ -46,7 +48,13 @@ type Options struct {
 	// apply.
 	Transport http.RoundTripper
 
-	keyEnv string // the variable an API key came from, for error messages
+	// MaxBodyBytes bounds the bodies GetJSON and page walks read, after
+	// decompression (0: 64 MiB; negative: no bound). A larger body is a
+	// *liveness.BodyTooLargeError, never re-sent.
+	MaxBodyBytes int64
+
+	keyEnv          string // the variable an API key came from, for error messages
+	derivedReporter bool   // Policy.Reporter was filled in from Reporter
 }
 
 func (o Options) withDefaults() Options {
@@ -62,8 +70,11 @@ func (o Options) withDefaults() Options {
 	if o.UserAgent == "" {
 		o.UserAgent = DefaultUserAgent
 	}
-	if o.Policy.Reporter == nil {
-		o.Policy.Reporter = o.Reporter
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.Policy.Reporter == nil && o.Reporter != nil {
+		o.Policy.Reporter, o.derivedReporter = o.Reporter, true
 	}
 	return o
 }
