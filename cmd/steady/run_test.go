@@ -380,3 +380,23 @@ func TestShellCompletion(t *testing.T) {
 		}
 	}
 }
+
+func TestSimulateSmall(t *testing.T) {
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "outage.svg")
+	code, out, errText := cli(t, "simulate", "--scenario", "contention", "--trials", "2")
+	if code != exitOK || !strings.Contains(out, "full jitter") || !strings.Contains(out, "190") {
+		t.Fatalf("contention: exit %d, %q, %q", code, out, errText)
+	}
+	code, out, errText = cli(t, "simulate", "--scenario", "outage", "--clients", "20", "--plot", svg)
+	if code != exitOK || !strings.Contains(out, "budget") {
+		t.Fatalf("outage: exit %d, %q, %q", code, out, errText)
+	}
+	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Fatalf("chart: %v, %d bytes", err, len(b))
+	}
+	code, _, errText = cli(t, "simulate", "--scenario", "contention", "--plot", svg)
+	if code != exitUsage || !strings.Contains(errText, "--plot") {
+		t.Fatalf("plot without outage: %d %q", code, errText)
+	}
+}

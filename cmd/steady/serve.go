@@ -84,8 +84,3 @@ The same seed gives the same faults on the same requests.`,
 	f.StringVar(&key, "require-key", "", "answer 401 to requests without this key in X-Api-Key")
 	return cmd
 }
-
-func newSimulate(g *globals) *cobra.Command {
-	return &cobra.Command{Use: "simulate", Short: "Simulate retry storms (not yet built)", Args: noArgs,
-		RunE: func(*cobra.Command, []string) error { return usagef("simulate is not built yet") }}
-}
