@@ -99,4 +99,3 @@ succeeded. --plot writes the load on the service over time as an SVG chart.`,
 	f.BoolVar(&force, "force", false, "replace an existing chart file")
 	return cmd
 }
-
