@@ -2,6 +2,8 @@ package paginate_test
 
 import (
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/steadyhttp/steady/paginate"
@@ -92,5 +94,55 @@ func TestLinkHasRel(t *testing.T) {
 		if got := l.HasRel(rel); got != want {
 			t.Errorf("HasRel(%q) = %v, want %v", rel, got, want)
 		}
+	}
+}
+
+func TestParseLinkHeaderAllocatesLinearly(t *testing.T) {
+	// The bound is what the links returned hold: 56 bytes per Link and 32
+	// per LinkParam, so the densest shapes, "<>," and ";a", come to 19 and
+	// 16 bytes per byte of header. Anything that grows with the square of
+	// the header (an escape buffer as long as the rest of it, say) passes
+	// the bound by far at this size.
+	const size, perByte = 256 << 10, 24
+	for _, unit := range []string{
+		`<>,`,
+		`<a>;a,`,
+		`;a`,
+		`;A`,
+		`;REL=X`,
+		`<a>; t="\"", `,
+		`<?page=2>; rel="next"; t="\\", `,
+		`; title="a \"quoted\" page"`,
+		`"`,
+		`<`,
+		`x, `,
+		`</p> junk, `,
+	} {
+		h := `<?page=2>; rel="next"` + strings.Repeat(unit, size/len(unit))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		links := paginate.ParseLinkHeader([]string{h})
+		runtime.ReadMemStats(&after)
+		if len(links) == 0 || links[0].Target != "?page=2" {
+			t.Fatalf("%q: the first link was not parsed", unit)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > perByte*uint64(len(h)) {
+			t.Errorf("parsing %d KB of %q allocated %d KB; want at most %d bytes per byte of header",
+				len(h)>>10, unit, alloc>>10, perByte)
+		}
+	}
+}
+
+func TestParseLinkHeaderParamsDoNotShareCapacity(t *testing.T) {
+	t.Parallel()
+	// Every link's Params is cut from one array; appending to one link's
+	// must not write over the next link's.
+	links := paginate.ParseLinkHeader([]string{`</a>; rel=prev, </b>; rel=next`})
+	if len(links) != 2 {
+		t.Fatalf("%d links", len(links))
+	}
+	_ = append(links[0].Params, lp{"x", "y"})
+	if got := links[1].Params[0]; got != (lp{"rel", "next"}) {
+		t.Errorf("appending to the first link's Params changed the second's to %v", got)
 	}
 }
