@@ -85,6 +85,9 @@ func FuzzParseLinkHeader(f *testing.F) {
 		`<`,
 		`</a>; rel="`,
 		``,
+		`<?page=2; rel="next"`,
+		`</a>; rel=alternate, <?page=2; rel=next, </p9>; rel=next`,
+		`</p1>; title="page 1, </p3>; rel=next`,
 	} {
 		f.Add(s)
 	}
@@ -109,6 +112,25 @@ func FuzzParseLinkHeader(f *testing.F) {
 			if len(again) != 1 || !reflect.DeepEqual(again[0], l) {
 				t.Fatalf("%q does not parse back:\n%#v\n%#v", l.String(), l, again)
 			}
+		}
+		// The strategy follows the first readable next link, or fails
+		// with ErrBadLink, or finds none; it never ends with a next link
+		// in sight.
+		var want string
+		for _, l := range links {
+			if _, anchored := l.Param("anchor"); l.HasRel("next") && !anchored && !strings.Contains(l.Target, "<") {
+				want = l.Target
+				break
+			}
+		}
+		got, err := paginate.LinkHeader.NextLink(&paginate.Page{Header: map[string][]string{"Link": {v}}})
+		switch {
+		case err != nil && !errors.Is(err, paginate.ErrBadLink):
+			t.Fatalf("NextLink error %v is not ErrBadLink", err)
+		case err != nil && strings.TrimSpace(want) != "":
+			t.Fatalf("NextLink failed (%v) with next link %q in the header", err, want)
+		case err == nil && got != want:
+			t.Fatalf("NextLink = %q, want %q", got, want)
 		}
 	})
 }

@@ -24,7 +24,11 @@ type Next interface {
 
 // LinkHeader follows the RFC 8288 Link header: the first link whose rel
 // includes "next" and that has no anchor parameter (an anchor makes it the
-// next of some other resource). No such link ends the walk.
+// next of some other resource). No such link ends the walk, unless the
+// header holds a malformed link-value that could have been one: a link cut
+// short before its '>', or text that mentions next but does not parse as a
+// link. That is [ErrBadLink], since ending there would pass a partial walk
+// off as complete.
 var LinkHeader Next = linkHeader{}
 
 // JSONLinks follows the top-level "links" array of OGC API Features and STAC
@@ -46,18 +50,35 @@ func Cursor(field, param string) Next {
 
 type linkHeader struct{}
 
+// NextLink reads the header with the parser behind [ParseLinkHeader], which
+// also says where the header stopped being readable. A value cut short
+// inside a link (by a proxy's header limit, say) must not read as "no next
+// page": when no readable next link is found but a malformed link-value
+// could have been one, that is an error.
 func (linkHeader) NextLink(p *Page) (string, error) {
-	for _, l := range ParseLinkHeader(p.Header.Values("Link")) {
+	links, bad := parseLinks(p.Header.Values("Link"))
+	for _, l := range links {
 		if !l.HasRel("next") {
 			continue
 		}
 		if _, anchored := l.Param("anchor"); anchored {
 			continue
 		}
+		if strings.IndexByte(l.Target, '<') >= 0 {
+			// A link-value without its '>' ran into the next one, so
+			// this target is two links' text: neither can be followed.
+			if bad.what == "" {
+				bad = badLink{what: "a next link's target holds '<', so a '>' before it is missing", offset: -1}
+			}
+			continue
+		}
 		if strings.TrimSpace(l.Target) == "" {
 			return "", fmt.Errorf("%w: the Link header's next link has an empty target", ErrBadLink)
 		}
 		return l.Target, nil
+	}
+	if bad.what != "" {
+		return "", fmt.Errorf("%w: the Link header has no readable next link, and %s", ErrBadLink, bad)
 	}
 	return "", nil
 }
