@@ -60,6 +60,7 @@ func parseLinks(values []string) ([]Link, badLink) {
 	if count.nParams > 0 {
 		fill.params = make([]LinkParam, 0, count.nParams)
 	}
+	fill.lower.Grow(count.nLower)
 	for _, v := range values {
 		fill.value(v)
 	}
@@ -74,8 +75,13 @@ type linkParser struct {
 	params  []LinkParam
 	nLinks  int
 	nParams int
-	line    int     // index of the value being read (counting pass)
-	bad     badLink // the first suspect found (counting pass)
+	// nLower counts the bytes of parameter names that need lowering, and
+	// lower holds them lowered, one after another: one allocation for
+	// all of them rather than one per name.
+	nLower int
+	lower  strings.Builder
+	line   int     // index of the value being read (counting pass)
+	bad    badLink // the first suspect found (counting pass)
 }
 
 func (p *linkParser) value(s string) {
@@ -142,8 +148,8 @@ func (p *linkParser) value(s string) {
 				continue // ";;" or ";=x": nothing to name
 			}
 			n++
+			name = p.lowerName(name)
 			if p.fill {
-				name = lowerName(name)
 				p.params = append(p.params, LinkParam{Name: name, Value: value})
 				if name == "rel" && !haveRel {
 					rel, haveRel = value, true
@@ -234,17 +240,40 @@ func containsNext(s string) bool {
 }
 
 // knownParams are the parameter names of RFC 8288 and its registry, which
-// lowerName returns without allocating whatever their case.
+// lowerName returns as they are here, whatever their case.
 var knownParams = [...]string{"rel", "anchor", "rev", "hreflang", "media", "title", "title*", "type"}
 
-// lowerName returns a parameter name in lower case.
-func lowerName(name string) string {
+// lowerName returns a parameter name in lower case. Other names with upper
+// case are counted in the counting pass and lowered into p.lower in the
+// filling pass, each a slice of the one string that holds them all.
+func (p *linkParser) lowerName(name string) string {
+	upper := false
+	for i := 0; i < len(name) && !upper; i++ {
+		upper = 'A' <= name[i] && name[i] <= 'Z'
+	}
+	if !upper {
+		return name
+	}
 	for _, k := range knownParams {
 		if len(k) == len(name) && strings.EqualFold(k, name) {
 			return k
 		}
 	}
-	return strings.ToLower(name)
+	if !p.fill {
+		p.nLower += len(name)
+		return name
+	}
+	start := p.lower.Len()
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		p.lower.WriteByte(c)
+	}
+	// Bytes a Builder has written never change, so the slice stays valid
+	// as more names are written after it.
+	return p.lower.String()[start:]
 }
 
 // skipToComma returns the index of the next comma at i or after that is
