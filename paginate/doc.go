@@ -23,6 +23,14 @@
 // redacted URL and the cause, which [errors.Is] matches against the
 // package's sentinels. Only the server saying there is no next page, or the
 // caps [Options.MaxPages] and [Options.MaxRows], end a walk without error.
+// A Link header cut short inside what could have been the next link is a
+// malformed link too, not the last page.
+//
+// Nothing a walk reports quotes a key. URLs in errors and events are
+// redacted with [credentials.RedactURL], including the one net/http puts in
+// the [*url.Error] of a failed request; and every value in
+// [Options.Secrets] (the client's keys) is replaced wherever server text or
+// a URL reaches an [*Error] or an event, as written, escaped or in base64.
 //
 // The walk cooperates with the retrying transport without depending on it.
 // Each request carries [liveness.WithBodyInAttempt], so that transport reads

@@ -54,6 +54,15 @@ type Options struct {
 	// Reporter receives a [progress.PageReceived] event per page (nil:
 	// silent).
 	Reporter progress.Reporter
+
+	// Secrets are values that must never appear in errors or events, such
+	// as API keys; the client fills it in. Wherever the walk puts server
+	// text or a URL into an [*Error] (Excerpt, Detail, URL, Link, the
+	// cause's text) or an event, each is replaced by
+	// [credentials.Redacted]: as written, query- or path-escaped, and
+	// inside base64 (the Basic Authorization a server echoes back). Empty
+	// strings are ignored. Do not print the Options themselves.
+	Secrets []string
 }
 
 // plan is the options checked and worked out once per walk.
@@ -66,6 +75,8 @@ type plan struct {
 	// mask says which are wanted.
 	paths [2][]string
 	mask  uint8
+	// redact hides Options.Secrets in errors and events.
+	redact *redactor
 }
 
 func (p *plan) wantItems() bool { return p.mask&1 != 0 }
@@ -89,7 +100,7 @@ func newPlan(req *http.Request, opt Options) (*plan, error) {
 	if opt.MaxPages < 0 || opt.MaxRows < 0 {
 		return nil, optionsError("MaxPages and MaxRows cannot be negative")
 	}
-	p := &plan{next: opt.Next, limit: opt.MaxPageBytes}
+	p := &plan{next: opt.Next, limit: opt.MaxPageBytes, redact: newRedactor(opt.Secrets)}
 	if p.next == nil {
 		p.next = LinkHeader
 	}

@@ -133,11 +133,16 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 				w.stopAt(u)
 				if ctx.Err() != nil {
 					err = ctx.Err()
+				} else {
+					err = pl.redact.walkError(err)
 				}
 				yield(nil, err)
 				return
 			}
 			next, linkErr := w.nextURL(pl, p, seen)
+			if linkErr != nil {
+				linkErr = pl.redact.walkError(linkErr)
+			}
 			p.Next = next
 			stop, trimmed := false, 0
 			if w.opt.MaxRows > 0 {
@@ -160,7 +165,7 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 			w.sum.Next = next
 			w.lastHeader = p.Header
 			w.mu.Unlock()
-			w.report(p)
+			w.report(pl, p)
 
 			if !yield(p, nil) || stop {
 				return
@@ -212,7 +217,7 @@ func (w *Walk) nextURL(pl *plan, p *Page, seen map[string]struct{}) (*url.URL, e
 	return next, nil
 }
 
-func (w *Walk) report(p *Page) {
+func (w *Walk) report(pl *plan, p *Page) {
 	if w.opt.Reporter == nil {
 		return
 	}
@@ -228,7 +233,7 @@ func (w *Walk) report(p *Page) {
 	progress.Emit(w.opt.Reporter, progress.Event{
 		Kind:       progress.PageReceived,
 		Method:     method,
-		URL:        credentials.RedactURL(p.URL),
+		URL:        pl.redact.urlText(p.URL),
 		Host:       p.URL.Host,
 		Status:     p.Status,
 		Done:       p.Number,
