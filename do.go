@@ -140,6 +140,7 @@ func (c *Client) Walk(path string, query url.Values, opt paginate.Options) (*pag
 	if opt.MaxPageBytes == 0 {
 		opt.MaxPageBytes = c.opt.MaxBodyBytes
 	}
+	opt.Secrets = append(opt.Secrets, c.secrets(req.URL)...)
 	return paginate.NewWalk(c.http, req, opt), nil
 }
 
