@@ -20,7 +20,7 @@ import (
 	"github.com/steadyhttp/steady/retry"
 )
 
-// Helpers of the hostile-input catalogue (docs/hostile-inputs.md). Names
+// Helpers of the hostile-input catalogue (docs/reliability.md, "Hostile input catalogue"). Names
 // start with "hostile" so they stay clear of the other tests of the package.
 
 // hostilePolicy retries quickly on real sockets, where time is real: the
