@@ -147,3 +147,26 @@ func ExampleParseLinkHeader() {
 	// /items?page=3 "next" "Page 3, of 9"
 	// /items?page=9 "last" ""
 }
+
+// Options.Secrets keeps the client's keys out of what a walk reports, here
+// the body of a page that echoes the request.
+func ExampleOptions_secrets() {
+	const key = "k-5ec4e7"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, "bad key; you sent %s", r.Header.Get("X-Api-Key"))
+	}))
+	defer srv.Close()
+
+	req, _ := http.NewRequest("GET", srv.URL+"/rows", nil)
+	req.Header.Set("X-Api-Key", key)
+	opt := paginate.Options{Secrets: []string{key}}
+	for _, err := range paginate.Pages(context.Background(), srv.Client(), req, opt) {
+		var e *paginate.Error
+		if errors.As(err, &e) {
+			fmt.Println(e.Status, e.Excerpt)
+		}
+	}
+	// Output:
+	// 401 bad key; you sent REDACTED
+}

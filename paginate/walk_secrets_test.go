@@ -40,7 +40,7 @@ var walkKeyForms = []string{
 // %#v of it and of every error of an exported type in its chain, which
 // errors.As hands out. (An error whose text held a secret stays in the
 // chain behind an unexported wrapper, for errors.Is and errors.As; its
-// type is what a caller names, and ADR 0120 does the same.)
+// type is what a caller names: ADRs 37 and 120.)
 func errorTexts(err error) []string {
 	var out []string
 	for seen := 0; err != nil && seen < 20; seen++ {
