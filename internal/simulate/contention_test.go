@@ -208,23 +208,35 @@ func TestContentionRejectsBadConfig(t *testing.T) {
 	}
 }
 
-// The goal of scenario 1 at full size: full jitter does less than half the
-// calls of exponential backoff without jitter at 100 clients.
+// The goal of scenario 1: full jitter does less than half the calls of
+// exponential backoff without jitter at 100 clients. By default 20 trials
+// at 100 clients are averaged (full jitter's share is then 0.46 to 0.48
+// over a hundred seeds, against 0.47 over 100 trials); with STEADY_SIM_FULL=1 the
+// whole study runs, 100 trials at every level, and its table is logged.
 func TestContentionGoal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the full study")
-	}
+	skipGoalIfShort(t)
 	t.Parallel()
-	rows, err := Contention(ContentionConfig{Clients: []int{100}})
+	cfg := ContentionConfig{Clients: []int{100}, Trials: 20}
+	if fullSize() {
+		cfg = ContentionConfig{}
+	}
+	rows, err := Contention(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var table bytes.Buffer
+	if err := WriteContentionTable(&table, rows); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("scenario 1:\n%s", table.Bytes())
 	calls := map[string]float64{}
 	for _, r := range rows {
-		calls[r.Policy] = r.Calls
+		if r.Clients == 100 {
+			calls[r.Policy] = r.Calls
+		}
 	}
 	full, expo := calls["full jitter"], calls["exponential"]
-	t.Logf("100 clients, 100 trials: full jitter %.1f calls, exponential %.1f: ratio %.3f", full, expo, full/expo)
+	t.Logf("100 clients, %d trials: full jitter %.1f calls, exponential %.1f: ratio %.3f", rows[0].Trials, full, expo, full/expo)
 	if !(full < expo/2) {
 		t.Errorf("full jitter made %.1f calls, not less than half of exponential's %.1f", full, expo)
 	}

@@ -29,8 +29,9 @@
 // [retry.Policy.ServerWait]; hints read with [retry.ParseRetryAfter] and
 // [retry.ParseQuota] from the service's response fields; re-sends asked of a
 // [retry.Budget] per client; and, with pacing, the transport's hold until a
-// spent quota resets. [OutagePolicies] are no retry, retry, retry with a
-// budget, and the budget with pacing. Each [OutageRun] reports the load
+// spent quota resets, jittered by [retry.Policy.ServerWait] as the transport
+// jitters it. [OutagePolicies] are no retry, retry, retry with a budget,
+// and the budget with pacing. Each [OutageRun] reports the load
 // amplification while the service was down, the time it took to recover,
 // the share of requests that succeeded, and the load per second.
 //
@@ -38,5 +39,6 @@
 // tables; [WriteOutageSVG] writes a chart of the load on the service over
 // time, one line per policy, as plain SVG. Nothing is printed unless one of
 // these is called. The models, their parameters and the reasons for them
-// are recorded in the decision records 0100 to 0107.
+// are recorded in the decision records 0100 to 0109; 0107 has the goals as
+// measured and 0108 the sizes the tests check them at.
 package simulate

@@ -39,9 +39,11 @@ type OutagePolicy struct {
 	// [retry.Budget] with the template's Ratio, MinPerSecond and MaxTokens,
 	// as a client process would share one budget across its requests.
 	// Policy.Pace holds a client's requests while the service says its
-	// quota is spent. The stall budget is not modelled: no wait here comes
-	// near the default 60 s of silence. Rand and Reporter are not used: the
-	// simulator draws its own numbers and reports nothing.
+	// quota is spent, each for the rest of the hold plus the jitter of
+	// [retry.Policy.ServerWait], as the transport does. The stall budget is
+	// not modelled: no wait here comes near the default 60 s of silence.
+	// Rand and Reporter are not used: the simulator draws its own numbers
+	// and reports nothing.
 	Policy retry.Policy
 }
 
@@ -93,6 +95,22 @@ type OutageConfig struct {
 	Policies []OutagePolicy
 	// Seed selects the random numbers; the same seed gives the same result.
 	Seed uint64
+
+	// trace, when set by a test, sees every pacing hold a client takes and
+	// every held request's send. It is called from the goroutine of the
+	// policy's run.
+	trace func(holdTrace)
+}
+
+// holdTrace is one pacing hold: at the virtual instant at, a request of
+// client found its quota spent for hold more and was to wait wait, drawn
+// with r. When woke is set it is instead the send of a held request, at at.
+type holdTrace struct {
+	client   int32
+	at, hold time.Duration
+	wait     time.Duration
+	r        float64
+	woke     bool
 }
 
 func (c OutageConfig) withDefaults() OutageConfig {

@@ -5,16 +5,17 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/steadyhttp/steady/retry"
 )
 
-// smallOutage is scenario 2 shrunk for every test run: 100 clients, a 10 s
+// smallOutage is scenario 2 shrunk for every test run: 40 clients, a 10 s
 // outage.
 func smallOutage() OutageConfig {
-	return OutageConfig{Clients: 100, Before: 2 * time.Second, Down: 10 * time.Second, After: 10 * time.Second, Seed: 11}
+	return OutageConfig{Clients: 40, Before: 2 * time.Second, Down: 10 * time.Second, After: 10 * time.Second, Seed: 11}
 }
 
 func runOutage(t *testing.T, cfg OutageConfig) OutageResult {
@@ -26,9 +27,15 @@ func runOutage(t *testing.T, cfg OutageConfig) OutageResult {
 	return res
 }
 
+// tinyOutage is smaller still, for tests that run it several times or only
+// look at the shape of the output: 20 clients, a 4 s outage.
+func tinyOutage() OutageConfig {
+	return OutageConfig{Clients: 20, Before: 2 * time.Second, Down: 4 * time.Second, After: 4 * time.Second, Seed: 11}
+}
+
 func TestOutageIsDeterministic(t *testing.T) {
 	t.Parallel()
-	a, b := runOutage(t, smallOutage()), runOutage(t, smallOutage())
+	a, b := runOutage(t, tinyOutage()), runOutage(t, tinyOutage())
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("same seed, different results")
 	}
@@ -47,7 +54,7 @@ func TestOutageIsDeterministic(t *testing.T) {
 	if !bytes.Equal(ta, tb) || !bytes.Equal(sa, sb) {
 		t.Fatal("same seed, different table or chart bytes")
 	}
-	cfg := smallOutage()
+	cfg := tinyOutage()
 	cfg.Seed++
 	if c := runOutage(t, cfg); reflect.DeepEqual(a.Runs, c.Runs) {
 		t.Fatal("another seed gave the same runs; the seed is not used")
@@ -85,36 +92,47 @@ func TestOutageAccounting(t *testing.T) {
 	if none.Policy != "no retry" || none.DownAttempts != none.DownFirst || none.Stops.Budget != 0 {
 		t.Errorf("no retry re-sent: %+v", none)
 	}
-	if none.Requests < 100*50*20 || none.Requests > 100*50*24 {
-		t.Errorf("%d requests from 100 clients at 50/s for 22 s", none.Requests)
+	if n := int64(res.Config.Clients) * 50; none.Requests < n*20 || none.Requests > n*24 {
+		t.Errorf("%d requests from %d clients at 50/s for 22 s", none.Requests, res.Config.Clients)
 	}
 }
 
 // The budget's own arithmetic decides the re-sends: a larger ratio lets more
-// through, and without the floor the re-sends while down stay within what
-// the ratio and the bank allow.
+// through; without the floor the re-sends while down stay within what the
+// ratio and the bank allow; and the floor, compared with the ratio over
+// ten-second windows, adds nothing for a client busy enough that its ratio
+// is above it, while it lets a quiet client re-send far more than its ratio.
 func TestOutageFollowsTheBudget(t *testing.T) {
 	t.Parallel()
-	run := func(b *retry.Budget) OutageRun {
+	run := func(rate float64, b *retry.Budget) OutageRun {
 		cfg := smallOutage()
+		cfg.Rate = rate
 		cfg.Policies = []OutagePolicy{{Name: "p", Policy: retry.Policy{MaxAttempts: 5, Budget: b}}}
 		return runOutage(t, cfg).Runs[0]
 	}
-	tenth, half := run(&retry.Budget{}), run(&retry.Budget{Ratio: 0.5})
+	tenth, half := run(50, &retry.Budget{}), run(50, &retry.Budget{Ratio: 0.5})
 	if !(half.Amplification() > tenth.Amplification()+0.2) {
 		t.Errorf("ratio 0.5 amplified %.3f, ratio 0.1 %.3f", half.Amplification(), tenth.Amplification())
 	}
 	if tenth.Stops.Budget == 0 {
 		t.Error("the budget refused nothing during an outage")
 	}
-	noFloor := run(&retry.Budget{MinPerSecond: -1})
+	noFloor := run(50, &retry.Budget{MinPerSecond: -1})
 	resends := noFloor.DownAttempts - noFloor.DownFirst
-	bound := int64(100*retry.DefaultBudgetMaxTokens) + int64(math.Ceil(retry.DefaultBudgetRatio*float64(noFloor.Requests)))
+	bound := int64(float64(smallOutage().Clients)*retry.DefaultBudgetMaxTokens) +
+		int64(math.Ceil(retry.DefaultBudgetRatio*float64(noFloor.Requests)))
 	if resends > bound {
 		t.Errorf("without a floor, %d re-sends while down; the ratio and the bank allow at most %d", resends, bound)
 	}
-	if !(noFloor.Amplification() < tenth.Amplification()) {
-		t.Errorf("removing the floor did not lower amplification: %.4f vs %.4f", noFloor.Amplification(), tenth.Amplification())
+	// Compared between two withdrawals, the floor added 0.016 here.
+	if d := tenth.Amplification() - noFloor.Amplification(); math.Abs(d) > 0.002 {
+		t.Errorf("at 50 requests a second the floor changed amplification by %+.4f (%.4f with, %.4f without)",
+			d, tenth.Amplification(), noFloor.Amplification())
+	}
+	quiet, quietNoFloor := run(2, &retry.Budget{}), run(2, &retry.Budget{MinPerSecond: -1})
+	if !(quiet.Amplification() > quietNoFloor.Amplification()+0.5) {
+		t.Errorf("at 2 requests a second the floor let through little: %.3f with it, %.3f without",
+			quiet.Amplification(), quietNoFloor.Amplification())
 	}
 }
 
@@ -122,7 +140,7 @@ func TestOutageFollowsTheBudget(t *testing.T) {
 // transport obeys it: beyond MaxRetryAfter, retrying stops at once.
 func TestOutageReadsRetryAfter(t *testing.T) {
 	t.Parallel()
-	cfg := smallOutage()
+	cfg := tinyOutage()
 	cfg.RetryAfter = 61 * time.Second
 	for _, r := range runOutage(t, cfg).Runs {
 		if r.DownAttempts != r.DownFirst {
@@ -132,6 +150,7 @@ func TestOutageReadsRetryAfter(t *testing.T) {
 			t.Errorf("%s: no request stopped on the long Retry-After: %+v", r.Policy, r.Stops)
 		}
 	}
+	cfg = smallOutage()
 	cfg.RetryAfter = 3 * time.Second
 	cfg.Policies = []OutagePolicy{{Name: "retry", Policy: retry.Policy{MaxAttempts: 5}}}
 	hinted := runOutage(t, cfg).Runs[0]
@@ -157,8 +176,10 @@ func TestOutagePacingReadsRateLimit(t *testing.T) {
 		return runOutage(t, cfg).Runs[0]
 	}
 	a, b := run(-1, true), run(-1, false)
+	// The order of draws moves the network delays of the first attempts
+	// near the outage's edges, so a few of them land on the other side.
 	if math.Abs(a.Amplification()-b.Amplification()) > 0.01 || math.Abs(a.SuccessOverall()-b.SuccessOverall()) > 0.005 ||
-		a.DownFirst != b.DownFirst || a.Recovery != b.Recovery {
+		math.Abs(float64(a.DownFirst-b.DownFirst)) > 0.001*float64(b.DownFirst) || a.Recovery != b.Recovery {
 		t.Errorf("with no RateLimit fields, pacing changed the run:\n%+v\n%+v", a, b)
 	}
 	held, free := run(2*time.Second, true), run(2*time.Second, false)
@@ -170,6 +191,92 @@ func TestOutagePacingReadsRateLimit(t *testing.T) {
 	}
 	if long := run(61*time.Second, true); long.Stops.RetryAfter == 0 {
 		t.Errorf("a reset over MaxRetryAfter stopped nothing: %+v", long.Stops)
+	}
+}
+
+// A pacing hold is the transport's: a hold over MaxRetryAfter stops the
+// request before anything is drawn, and any other is jittered by
+// retry.Policy.ServerWait of what is left of it, so the requests of a client
+// held to one reset wake spread over up to a second, not at its instant.
+func TestOutagePacingHoldIsServerWait(t *testing.T) {
+	t.Parallel()
+	policy := retry.Policy{MaxAttempts: 5, Budget: &retry.Budget{}, Pace: true}
+	run := func(reset time.Duration) (OutageRun, []holdTrace) {
+		var holds []holdTrace
+		cfg := tinyOutage()
+		cfg.Reset = reset
+		cfg.Policies = []OutagePolicy{{Name: "p", Policy: policy}}
+		cfg.trace = func(h holdTrace) { holds = append(holds, h) }
+		return runOutage(t, cfg).Runs[0], holds
+	}
+	// check compares the holds with ServerWait, and the instants held
+	// requests were sent with those the holds named, client by client.
+	check := func(reset time.Duration, traces []holdTrace) []holdTrace {
+		t.Helper()
+		var holds []holdTrace
+		due, sent := map[int32][]time.Duration{}, map[int32][]time.Duration{}
+		for _, h := range traces {
+			if h.woke {
+				sent[h.client] = append(sent[h.client], h.at)
+				continue
+			}
+			holds = append(holds, h)
+			due[h.client] = append(due[h.client], h.at+h.wait)
+			if h.hold <= 0 || h.hold > retry.DefaultMaxRetryAfter {
+				t.Fatalf("reset %v: client %d held for %v at %v", reset, h.client, h.hold, h.at)
+			}
+			if got, want := h.wait, policy.ServerWait(h.hold, h.r); got != want {
+				t.Fatalf("reset %v: a hold of %v waited %v; ServerWait gives %v", reset, h.hold, got, want)
+			}
+		}
+		if len(holds) < 100 {
+			t.Fatalf("reset %v: only %d holds traced", reset, len(holds))
+		}
+		for c, want := range due {
+			got := sent[c]
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("reset %v: client %d sent held requests at %v; its holds ended at %v", reset, c, got, want)
+			}
+		}
+		return holds
+	}
+
+	_, traces := run(time.Second)
+	holds := check(time.Second, traces)
+	// Group the holds by the reset they wait for: one client, one instant.
+	type reset struct {
+		client int32
+		until  time.Duration
+	}
+	wakes := map[reset][]time.Duration{}
+	for _, h := range holds {
+		k := reset{h.client, h.at + h.hold}
+		wakes[k] = append(wakes[k], h.at+h.wait)
+	}
+	spread, groups := 0, 0
+	for k, ws := range wakes {
+		if len(ws) < 10 {
+			continue
+		}
+		groups++
+		lo, hi := slices.Min(ws), slices.Max(ws)
+		if lo <= k.until || hi > k.until+time.Second {
+			t.Fatalf("client %d held to %v woke between %v and %v; want within a second after", k.client, k.until, lo, hi)
+		}
+		if hi-lo >= 500*time.Millisecond {
+			spread++
+		}
+	}
+	if groups == 0 || spread < groups*9/10 {
+		t.Errorf("of %d resets with 10 or more held requests, %d spread their wakes over half a second or more", groups, spread)
+	}
+
+	long, traces := run(61 * time.Second)
+	check(61*time.Second, traces)
+	if long.Stops.RateLimited == 0 {
+		t.Errorf("no hold over MaxRetryAfter stopped a request: %+v", long.Stops)
 	}
 }
 
@@ -211,37 +318,74 @@ func TestOutageRejectsBadConfig(t *testing.T) {
 	}
 }
 
-// The goal of scenario 2 at full size: the budget keeps amplification at
-// 1.1x while at least 99% of the requests issued once the service is back
-// succeed.
+// The goal of scenario 2: the budget keeps amplification at 1.1x while at
+// least 99% of the requests issued once the service is back succeed.
 //
-// The goal is read at the precision it is stated in, one decimal (below
-// 1.15). Strictly at or under 1.100 is out of reach for any budget whose
-// ratio is 0.1: the ratio alone allows 1.100, the bank of MaxTokens adds
-// MaxTokens/(rate × outage) on top, and the default floor leaks a little
-// more (see the decision record on the goals). The strict figure is logged.
+// The bound is 1.105, not 1.100: the ratio alone allows 1.100, and the bank
+// of MaxTokens re-sends a client holds when the outage starts adds
+// MaxTokens/(Rate × Down) = 10/(50 × 60) = 0.0033 on top; the floor no
+// longer adds anything (it is compared with the ratio over ten-second
+// windows). 1.105 leaves room for chance and fails on any leak as large as
+// the per-withdrawal floor's (1.119x).
+//
+// By default the outage runs with 200 clients under the two policies the
+// goal compares: each client has its own budget and the service's capacity
+// follows the client count, so amplification and success are the same as
+// with 1,000 clients to three decimals. With STEADY_SIM_FULL=1 it runs the
+// default scenario, all four policies, and logs the table the decision
+// records quote.
 func TestOutageGoal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the full outage: 1,000 clients for 95 s under four policies")
-	}
+	skipGoalIfShort(t)
 	t.Parallel()
-	res := runOutage(t, OutageConfig{})
+	cfg := OutageConfig{Clients: 200, Policies: policiesNamed(t, "retry", "retry+budget")}
+	if fullSize() {
+		cfg = OutageConfig{}
+	}
+	res := runOutage(t, cfg)
+	var table bytes.Buffer
+	if err := WriteOutageTable(&table, res); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("scenario 2, %d clients:\n%s", res.Config.Clients, table.Bytes())
 	runs := map[string]OutageRun{}
 	for _, r := range res.Runs {
 		runs[r.Policy] = r
-		t.Logf("%-14s amplification %.4f, recovery %v (recovered %v), ok after %.4f, overall %.4f, peak %.2fx",
-			r.Policy, r.Amplification(), r.Recovery, r.Recovered, r.SuccessAfter(), r.SuccessOverall(), r.Peak)
+		recovery := "never"
+		if r.Recovered {
+			recovery = r.Recovery.String()
+		}
+		t.Logf("%-14s amplification %.4f, recovery %s, ok after %.4f, overall %.4f, peak %.2fx",
+			r.Policy, r.Amplification(), recovery, r.SuccessAfter(), r.SuccessOverall(), r.Peak)
 	}
-	b := runs["retry+budget"]
-	if amp := b.Amplification(); !(amp < 1.15) {
-		t.Errorf("the budget amplified load %.3fx while down; the goal is 1.1x", amp)
+	for _, name := range []string{"retry+budget", "budget+pacing"} {
+		b, ok := runs[name]
+		if !ok {
+			continue
+		}
+		if amp := b.Amplification(); !(amp <= 1.105) {
+			t.Errorf("%s amplified load %.4fx while down; the goal is 1.1x (at most 1.105)", name, amp)
+		}
 	}
-	if ok := b.SuccessAfter(); !(ok >= 0.99) {
+	if ok := runs["retry+budget"].SuccessAfter(); !(ok >= 0.99) {
 		t.Errorf("with the budget, %.2f%% of requests after the return succeeded; the goal is 99%%", 100*ok)
 	}
 	if amp := runs["retry"].Amplification(); !(amp > 3) {
 		t.Errorf("unbudgeted retry amplified only %.2fx; the comparison shows nothing", amp)
 	}
+}
+
+// policiesNamed returns the policies of [OutagePolicies] with these names.
+func policiesNamed(t *testing.T, names ...string) []OutagePolicy {
+	t.Helper()
+	var ps []OutagePolicy
+	for _, name := range names {
+		i := slices.IndexFunc(OutagePolicies(), func(p OutagePolicy) bool { return p.Name == name })
+		if i < 0 {
+			t.Fatalf("no outage policy is named %q", name)
+		}
+		ps = append(ps, OutagePolicies()[i])
+	}
+	return ps
 }
 
 func sum(s []int64) int64 {

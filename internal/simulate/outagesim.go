@@ -127,6 +127,9 @@ func (s *outageSim) run() OutageRun {
 		case evBegin:
 			s.begin(e.at, e.job)
 		case evSend:
+			if s.cfg.trace != nil {
+				s.cfg.trace(holdTrace{client: e.client, at: e.at, woke: true})
+			}
 			s.send(e.at, e.job)
 		case evArrive:
 			s.arrive(e.at, e.job)
@@ -158,15 +161,25 @@ func (s *outageSim) issue(now time.Duration, c int32) {
 }
 
 // begin is the top of the transport's attempt loop: a client whose quota is
-// spent holds the attempt until the reset, unless that is too long.
+// spent holds the attempt until the reset, unless that is too long. The
+// hold is jittered as the transport jitters it, by [retry.Policy.ServerWait]
+// of what is left of it, so the requests held to one reset do not all wake
+// at that instant. As in the transport, the attempt is sent after the hold
+// without looking at the pacer again.
 func (s *outageSim) begin(now time.Duration, r job) {
 	if s.holds != nil {
 		if until := s.holds[r.client]; until > now {
-			if until-now > s.maxRetryAfter {
+			hold := until - now
+			if hold > s.maxRetryAfter {
 				s.finish(r, false, &s.out.Stops.RateLimited)
 				return
 			}
-			s.q.push(until, evSend, r)
+			u := s.rng.Float64()
+			wait := s.policy.ServerWait(hold, u)
+			if s.cfg.trace != nil {
+				s.cfg.trace(holdTrace{client: r.client, at: now, hold: hold, wait: wait, r: u})
+			}
+			s.q.push(now+wait, evSend, r)
 			return
 		}
 		s.holds[r.client] = 0
