@@ -198,3 +198,42 @@ func TestPacingSpreadsHeldRequests(t *testing.T) {
 		}
 	})
 }
+
+// With its quota announced, the requests held to a reset are released one
+// every Window/Limit, not all at the reset.
+func TestPacerSpacesReleaseByAnnouncedQuota(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	var p retry.Pacer
+	p.Observe("api", retry.Quota{Remaining: 0, Reset: 2 * time.Second, Limit: 10, Window: time.Second}, t0)
+	for i := range 5 {
+		wait, spaced := p.Hold("api", t0)
+		want := 2*time.Second + time.Duration(i)*100*time.Millisecond
+		if wait != want || !spaced {
+			t.Errorf("held request %d waits %v (spaced %v), want %v", i, wait, spaced, want)
+		}
+	}
+	if wait, _ := p.Hold("other", t0); wait != 0 {
+		t.Errorf("another host waits %v", wait)
+	}
+	// After the held requests drained, nothing waits.
+	if wait, _ := p.Hold("api", t0.Add(3*time.Second)); wait != 0 {
+		t.Errorf("after draining a request waits %v", wait)
+	}
+	// Without an announced quota, every held request gets the reset itself
+	// (the transport adds jitter).
+	var q retry.Pacer
+	q.Observe("api", retry.Quota{Remaining: 0, Reset: time.Second}, t0)
+	for range 3 {
+		if wait, spaced := q.Hold("api", t0); wait != time.Second || spaced {
+			t.Errorf("unannounced quota: wait %v spaced %v", wait, spaced)
+		}
+	}
+	// A response that says requests remain lifts a hold that is not draining.
+	var r retry.Pacer
+	r.Observe("api", retry.Quota{Remaining: 0, Reset: time.Minute}, t0)
+	r.Observe("api", retry.Quota{Remaining: 5, Reset: time.Minute}, t0)
+	if wait, _ := r.Hold("api", t0); wait != 0 {
+		t.Errorf("lifted hold still waits %v", wait)
+	}
+}

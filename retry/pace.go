@@ -13,6 +13,10 @@ import (
 type Quota struct {
 	Remaining int64         // requests left in the window
 	Reset     time.Duration // until the window resets; 0 when not said
+	// Limit and Window are the quota itself, requests per window, when the
+	// server announced them (RateLimit-Policy's q and w); 0 otherwise.
+	Limit  int64
+	Window time.Duration
 }
 
 // ParseQuota reads the rate-limit fields of h at time now: the IETF httpapi
@@ -49,7 +53,41 @@ func ParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
 		}
 		consider(rem, parseReset(h.Get(prefix+"Reset"), now))
 	}
+	if ok {
+		best.Limit, best.Window = parsePolicy(h.Values("RateLimit-Policy"))
+	}
 	return best, ok
+}
+
+// parsePolicy reads the tightest quota of RateLimit-Policy fields
+// (`"default";q=100;w=60`): the one allowing the fewest requests a second.
+func parsePolicy(values []string) (limit int64, window time.Duration) {
+	for _, v := range values {
+		for _, item := range splitList(v) {
+			var q int64
+			var w time.Duration
+			for _, part := range strings.Split(item, ";") {
+				k, val, found := strings.Cut(strings.TrimSpace(part), "=")
+				if !found {
+					continue
+				}
+				n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+				if err != nil || n <= 0 {
+					continue
+				}
+				switch strings.ToLower(strings.TrimSpace(k)) {
+				case "q":
+					q = n
+				case "w":
+					w = time.Duration(min(n, 1<<31)) * time.Second
+				}
+			}
+			if q > 0 && w > 0 && (limit == 0 || float64(q)/w.Seconds() < float64(limit)/window.Seconds()) {
+				limit, window = q, w
+			}
+		}
+	}
+	return limit, window
 }
 
 // parseRateLimitItem reads one member of a RateLimit field: either the
@@ -114,50 +152,77 @@ func parseReset(v string, now time.Time) time.Duration {
 	return time.Duration(n * float64(time.Second))
 }
 
-// pacer holds requests to hosts whose quota is spent until the reset.
-type pacer struct {
-	limited atomic.Int32 // hosts currently held; lets the common case skip the lock
+// A Pacer holds requests to hosts whose quota is spent. When a response
+// says no requests remain until a reset, requests to that host wait for the
+// reset; when the server also announced its quota (RateLimit-Policy), the
+// requests held are then released one every Window/Limit rather than all at
+// once, so a fleet held to one reset does not spend the new window in its
+// first instant and run out again. The zero value is ready to use and safe
+// for concurrent use; the transport keeps one per [Transport] when
+// [Policy.Pace] is set. It is exported for simulations that drive the same
+// arithmetic.
+type Pacer struct {
+	limited atomic.Int32 // hosts with state; lets the common case skip the lock
 	mu      sync.Mutex
-	until   map[string]time.Time
+	hosts   map[string]*paceState
 }
 
-// hold returns how long a request to host must wait at now.
-func (p *pacer) hold(host string, now time.Time) time.Duration {
+type paceState struct {
+	until    time.Time     // the reset
+	next     time.Time     // the next free slot while held requests drain
+	interval time.Duration // between released requests; 0: all at the reset
+}
+
+// Hold returns how long a request to host must wait at now, and whether the
+// wait is a slot of a spaced release (which needs no further jitter). It
+// reserves the slot: call it once per request.
+func (p *Pacer) Hold(host string, now time.Time) (wait time.Duration, spaced bool) {
 	if p.limited.Load() == 0 {
-		return 0
+		return 0, false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	until, ok := p.until[host]
+	st, ok := p.hosts[host]
 	if !ok {
-		return 0
+		return 0, false
 	}
-	if d := until.Sub(now); d > 0 {
-		return d
+	slot := st.until
+	if st.next.After(slot) {
+		slot = st.next
 	}
-	delete(p.until, host)
-	p.limited.Add(-1)
-	return 0
+	if !slot.After(now) {
+		// The reset passed and the held requests have drained.
+		delete(p.hosts, host)
+		p.limited.Add(-1)
+		return 0, false
+	}
+	st.next = slot.Add(st.interval)
+	return slot.Sub(now), st.interval > 0
 }
 
-// observe records a response's quota for host.
-func (p *pacer) observe(host string, q Quota, now time.Time) {
+// Observe records a response's quota for host at now.
+func (p *Pacer) Observe(host string, q Quota, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	_, held := p.until[host]
+	st, held := p.hosts[host]
 	if q.Remaining > 0 || q.Reset <= 0 {
-		if held {
-			delete(p.until, host)
+		if held && !st.next.After(now) {
+			delete(p.hosts, host)
 			p.limited.Add(-1)
 		}
 		return
 	}
-	if p.until == nil {
-		p.until = make(map[string]time.Time)
-	}
-	p.until[host] = now.Add(q.Reset)
 	if !held {
+		if p.hosts == nil {
+			p.hosts = make(map[string]*paceState)
+		}
+		st = &paceState{}
+		p.hosts[host] = st
 		p.limited.Add(1)
+	}
+	st.until = now.Add(q.Reset)
+	if q.Limit > 0 && q.Window > 0 {
+		st.interval = q.Window / time.Duration(q.Limit)
 	}
 }
 

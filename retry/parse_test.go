@@ -80,16 +80,22 @@ func TestParseQuota(t *testing.T) {
 		want   retry.Quota
 		ok     bool
 	}{
-		{"structured", http.Header{"Ratelimit": {`"default";r=0;t=30`}}, retry.Quota{0, 30 * time.Second}, true},
-		{"structured several, tightest wins", http.Header{"Ratelimit": {`"burst";r=5;t=1, "day";r=0;t=3600`}}, retry.Quota{0, time.Hour}, true},
-		{"older combined form", http.Header{"Ratelimit": {"limit=100, remaining=7, reset=12"}}, retry.Quota{7, 12 * time.Second}, true},
-		{"older separate fields", http.Header{"Ratelimit-Remaining": {"3"}, "Ratelimit-Reset": {"9"}}, retry.Quota{3, 9 * time.Second}, true},
-		{"x-ratelimit delta", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"15"}}, retry.Quota{0, 15 * time.Second}, true},
-		{"x-ratelimit epoch", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1800000060"}}, retry.Quota{0, time.Minute}, true},
-		{"malformed remaining ignored", http.Header{"X-Ratelimit-Remaining": {"lots"}}, retry.Quota{-1, 0}, false},
-		{"malformed structured ignored", http.Header{"Ratelimit": {`"x";r=-1;t=zz`}}, retry.Quota{-1, 0}, false},
-		{"garbage reset ignored", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"NaN"}}, retry.Quota{0, 0}, true},
-		{"nothing", http.Header{}, retry.Quota{-1, 0}, false},
+		{"structured", http.Header{"Ratelimit": {`"default";r=0;t=30`}}, retry.Quota{Remaining: 0, Reset: 30 * time.Second}, true},
+		{"structured several, tightest wins", http.Header{"Ratelimit": {`"burst";r=5;t=1, "day";r=0;t=3600`}}, retry.Quota{Remaining: 0, Reset: time.Hour}, true},
+		{"older combined form", http.Header{"Ratelimit": {"limit=100, remaining=7, reset=12"}}, retry.Quota{Remaining: 7, Reset: 12 * time.Second}, true},
+		{"older separate fields", http.Header{"Ratelimit-Remaining": {"3"}, "Ratelimit-Reset": {"9"}}, retry.Quota{Remaining: 3, Reset: 9 * time.Second}, true},
+		{"x-ratelimit delta", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"15"}}, retry.Quota{Remaining: 0, Reset: 15 * time.Second}, true},
+		{"x-ratelimit epoch", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1800000060"}}, retry.Quota{Remaining: 0, Reset: time.Minute}, true},
+		{"malformed remaining ignored", http.Header{"X-Ratelimit-Remaining": {"lots"}}, retry.Quota{Remaining: -1, Reset: 0}, false},
+		{"malformed structured ignored", http.Header{"Ratelimit": {`"x";r=-1;t=zz`}}, retry.Quota{Remaining: -1, Reset: 0}, false},
+		{"garbage reset ignored", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"NaN"}}, retry.Quota{Remaining: 0, Reset: 0}, true},
+		{"nothing", http.Header{}, retry.Quota{Remaining: -1, Reset: 0}, false},
+		{"with its policy", http.Header{"Ratelimit": {`"default";r=0;t=30`}, "Ratelimit-Policy": {`"default";q=100;w=60`}},
+			retry.Quota{Remaining: 0, Reset: 30 * time.Second, Limit: 100, Window: time.Minute}, true},
+		{"tightest policy", http.Header{"Ratelimit": {`"a";r=0;t=1`}, "Ratelimit-Policy": {`"a";q=10;w=1, "b";q=1000;w=3600`}},
+			retry.Quota{Remaining: 0, Reset: time.Second, Limit: 1000, Window: time.Hour}, true},
+		{"malformed policy ignored", http.Header{"Ratelimit": {`"a";r=0;t=1`}, "Ratelimit-Policy": {`"a";q=x;w=-1`}},
+			retry.Quota{Remaining: 0, Reset: time.Second}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -21,7 +21,7 @@ type Transport struct {
 	raw     Policy // as given, for overrides
 	policy  Policy // with defaults
 	invalid error
-	pacer   pacer
+	pacer   Pacer
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -142,7 +142,7 @@ func (c *call) run() (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
 		// Pacing: a host whose quota is spent is waited out before sending.
 		if p.Pace {
-			if wait := c.t.pacer.hold(host, time.Now()); wait > 0 {
+			if wait, spaced := c.t.pacer.Hold(host, time.Now()); wait > 0 {
 				if wait > p.MaxRetryAfter {
 					c.finish(attempt-1, ErrRateLimited, 0, 0, nil)
 					closeRequestBody(req)
@@ -151,8 +151,11 @@ func (c *call) run() (*http.Response, error) {
 				}
 				// Every request held to one reset must not wake at the same
 				// instant, or the reset's first burst spends the new quota at
-				// once: the hold is jittered like a server-named wait.
-				wait = serverWait(wait, p.Rand(), p.MaxBackoff, p.MaxRetryAfter)
+				// once: a spaced release already has its own slot; otherwise
+				// the hold is jittered like a server-named wait.
+				if !spaced {
+					wait = serverWait(wait, p.Rand(), p.MaxBackoff, p.MaxRetryAfter)
+				}
 				if rep != nil {
 					c.emit(progress.Event{Kind: progress.Waiting, Attempt: attempt, Wait: wait, Reason: progress.WaitRateLimited})
 				}
@@ -445,7 +448,7 @@ func (c *call) observeQuota(resp *http.Response) (Quota, bool) {
 		return q, false
 	}
 	if c.p.Pace {
-		c.t.pacer.observe(c.req.URL.Host, q, now)
+		c.t.pacer.Observe(c.req.URL.Host, q, now)
 	}
 	if c.p.Reporter != nil {
 		c.emit(progress.Event{Kind: progress.QuotaSeen, Status: resp.StatusCode, Remaining: q.Remaining, Reset: q.Reset})
