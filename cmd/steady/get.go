@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/retry"
 )
@@ -54,17 +53,11 @@ with the attempts made and why retrying stopped.`,
 				}
 				defer out.abort()
 			}
-			client, s, err := g.clientFor(target, retry.Policy{}, steady.Options{})
+			client, r, err := g.clientFor(target, retry.Policy{})
 			if err != nil {
 				return err
 			}
 			defer client.CloseIdleConnections()
-			r := g.renderer(target, s)
-			client, err = client.With(func(o *steady.Options) { o.Reporter = r })
-			if err != nil {
-				r.Close()
-				return err
-			}
 			resp, err := client.Do(req)
 			r.Close()
 			if err != nil {

@@ -313,17 +313,11 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 			if !cmd.Flags().Changed("items") {
 				items = defaultItems(pages)
 			}
-			client, s, err := g.clientFor(target, retry.Policy{RetryStatus: retry.AnyServerError}, steady.Options{})
+			client, r, err := g.clientFor(target, retry.Policy{RetryStatus: retry.AnyServerError})
 			if err != nil {
 				return err
 			}
 			defer client.CloseIdleConnections()
-			r := g.renderer(target, s)
-			client, err = client.With(func(o *steady.Options) { o.Reporter = r })
-			if err != nil {
-				r.Close()
-				return err
-			}
 			j := &job{client: client, origin: target, pages: pages, next: next, items: items,
 				maxRows: maxRows, format: fmtName, out: out, w: cmd.OutOrStdout(), resume: resume, force: force}
 			res, err := j.run(cmd.Context(), r)

@@ -70,30 +70,33 @@ func (g *globals) settings() (config.Settings, error) {
 	return s, nil
 }
 
-// clientFor builds the client for requests to target: the policy from the
-// settings (pacing on, as a command-line user expects), and the API key, if
-// one is set, scoped to target's own host.
-func (g *globals) clientFor(target *url.URL, policy retry.Policy, opt steady.Options) (*steady.Client, config.Settings, error) {
+// clientFor builds the client for requests to target, and the progress
+// renderer on stderr that its events go to (the caller closes it): the
+// policy from the settings (pacing on, as a command-line user expects), and
+// the API key, if one is set, scoped to target's own host.
+func (g *globals) clientFor(target *url.URL, policy retry.Policy) (*steady.Client, progress.Renderer, error) {
 	s, err := g.settings()
 	if err != nil {
-		return nil, s, err
+		return nil, nil, err
 	}
 	policy = retry.FromSettings(policy, s)
 	policy.Pace = true
-	opt.Policy = policy
-	opt.Concurrency = s.Concurrent
+	opt := steady.Options{Policy: policy, Concurrency: s.Concurrent}
 	if s.APIKey != "" {
 		key, err := g.keyFor(target, s.APIKey)
 		if err != nil {
-			return nil, s, err
+			return nil, nil, err
 		}
 		opt.Keys = append(opt.Keys, key)
 	}
+	r := g.renderer(target, s)
+	opt.Reporter = r
 	c, err := steady.New(opt)
 	if err != nil {
-		return nil, s, &usageError{err: err}
+		r.Close()
+		return nil, nil, &usageError{err: err}
 	}
-	return c, s, nil
+	return c, r, nil
 }
 
 // keyFor scopes the key to target's host: https always; plain http only to a
