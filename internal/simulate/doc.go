@@ -1,8 +1,8 @@
 // Package simulate shows what a retry policy does to a service before it
 // ships: a deterministic discrete-event simulation of many clients that
 // drives the retry package's own code (its backoff, its server-hint wait,
-// its Retry-After and RateLimit parsers and its retry budget), not a copy,
-// so a change to that code changes what is simulated.
+// its Retry-After and RateLimit parsers, its retry budget and its pacer),
+// not a copy, so a change to that code changes what is simulated.
 //
 // Time is virtual. Each run keeps its future in an event queue and jumps
 // from one event to the next; the retry package is handed the virtual
@@ -28,17 +28,18 @@
 // under an [OutagePolicy]: waits from [retry.Policy.Delay] or, for a hint,
 // [retry.Policy.ServerWait]; hints read with [retry.ParseRetryAfter] and
 // [retry.ParseQuota] from the service's response fields; re-sends asked of a
-// [retry.Budget] per client; and, with pacing, the transport's hold until a
-// spent quota resets, jittered by [retry.Policy.ServerWait] as the transport
-// jitters it. [OutagePolicies] are no retry, retry, retry with a budget,
-// and the budget with pacing. Each [OutageRun] reports the load
-// amplification while the service was down, the time it took to recover,
-// the share of requests that succeeded, and the load per second.
+// [retry.Budget] per client; and, with pacing, a [retry.Pacer] per client
+// that holds requests until a spent quota resets and then releases them at
+// the quota the service announced. [OutagePolicies] are no retry, retry,
+// retry with a budget, and the budget with pacing. Each [OutageRun] reports
+// the load amplification while the service was down, the time it took to
+// recover, the share of requests that succeeded, and the load per second.
 //
 // [WriteContentionTable] and [WriteOutageTable] write fixed-width text
 // tables; [WriteOutageSVG] writes a chart of the load on the service over
 // time, one line per policy, as plain SVG. Nothing is printed unless one of
 // these is called. The models, their parameters and the reasons for them
 // are recorded in the decision records 0100 to 0109; 0107 has the goals as
-// measured and 0108 the sizes the tests check them at.
+// measured, 0108 the sizes the tests check them at and 0109 how pacing came
+// to recover.
 package simulate

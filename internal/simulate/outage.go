@@ -38,9 +38,12 @@ type OutagePolicy struct {
 	// Policy.Budget, when set, is a template: each client gets its own
 	// [retry.Budget] with the template's Ratio, MinPerSecond and MaxTokens,
 	// as a client process would share one budget across its requests.
-	// Policy.Pace holds a client's requests while the service says its
-	// quota is spent, each for the rest of the hold plus the jitter of
-	// [retry.Policy.ServerWait], as the transport does. The stall budget is
+	// Policy.Pace gives each client its own [retry.Pacer], fed the
+	// service's quota fields and asked before every attempt, as the
+	// transport does: requests wait for a spent quota's reset and are then
+	// released one every Window/Limit of the announced quota, or, when none
+	// was announced, together plus the jitter of
+	// [retry.Policy.ServerWait]. The stall budget is
 	// not modelled: no wait here comes near the default 60 s of silence.
 	// Rand and Reporter are not used: the simulator draws its own numbers
 	// and reports nothing.
@@ -80,7 +83,9 @@ type OutageConfig struct {
 	// followed until they end (0: 5 s, 60 s, 30 s).
 	Before, Down, After time.Duration
 	// Reset is the reset the service's 503s announce in their RateLimit
-	// fields, whole seconds (0: 1 s; negative: no RateLimit fields).
+	// fields, whole seconds (0: 1 s; negative: no RateLimit fields). Their
+	// RateLimit-Policy announces each client's share of Capacity a second
+	// as its quota.
 	Reset time.Duration
 	// RetryAfter, when positive, is sent as Retry-After on every 503; every
 	// retrying policy then waits it out, as the transport does (0: none).
@@ -100,16 +105,21 @@ type OutageConfig struct {
 	// every held request's send. It is called from the goroutine of the
 	// policy's run.
 	trace func(holdTrace)
+	// unannounced, when set by a test, leaves RateLimit-Policy out of the
+	// 503s, so pacers know the reset but not the quota.
+	unannounced bool
 }
 
 // holdTrace is one pacing hold: at the virtual instant at, a request of
-// client found its quota spent for hold more and was to wait wait, drawn
-// with r. When woke is set it is instead the send of a held request, at at.
+// client was told by its pacer to wait hold, a slot of a spaced release when
+// spaced is set, and was to wait wait, jittered with r when not spaced. When
+// woke is set it is instead the send of a held request, at at.
 type holdTrace struct {
 	client   int32
 	at, hold time.Duration
 	wait     time.Duration
 	r        float64
+	spaced   bool
 	woke     bool
 }
 

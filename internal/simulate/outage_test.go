@@ -3,6 +3,7 @@ package simulate
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -194,24 +195,32 @@ func TestOutagePacingReadsRateLimit(t *testing.T) {
 	}
 }
 
-// A pacing hold is the transport's: a hold over MaxRetryAfter stops the
-// request before anything is drawn, and any other is jittered by
-// retry.Policy.ServerWait of what is left of it, so the requests of a client
-// held to one reset wake spread over up to a second, not at its instant.
-func TestOutagePacingHoldIsServerWait(t *testing.T) {
+// A pacing hold is the library's: each client's retry.Pacer names the wait,
+// and the simulator takes it as the transport does. A wait over
+// MaxRetryAfter stops the request before anything is drawn. When the 503s
+// announce the quota (RateLimit-Policy), every hold is a slot of a spaced
+// release, taken as it is: a client's held requests are sent one every
+// Window/Limit, never closer, starting at the reset. When they do not, the
+// held requests share the reset and each is jittered by
+// retry.Policy.ServerWait of its hold, so they wake spread over up to a
+// second after it, not at its instant.
+func TestOutagePacingHoldIsThePacers(t *testing.T) {
 	t.Parallel()
 	policy := retry.Policy{MaxAttempts: 5, Budget: &retry.Budget{}, Pace: true}
-	run := func(reset time.Duration) (OutageRun, []holdTrace) {
+	run := func(reset time.Duration, unannounced bool) (OutageConfig, OutageRun, []holdTrace) {
 		var holds []holdTrace
 		cfg := tinyOutage()
 		cfg.Reset = reset
+		cfg.unannounced = unannounced
 		cfg.Policies = []OutagePolicy{{Name: "p", Policy: policy}}
 		cfg.trace = func(h holdTrace) { holds = append(holds, h) }
-		return runOutage(t, cfg).Runs[0], holds
+		res := runOutage(t, cfg)
+		return res.Config, res.Runs[0], holds
 	}
-	// check compares the holds with ServerWait, and the instants held
-	// requests were sent with those the holds named, client by client.
-	check := func(reset time.Duration, traces []holdTrace) []holdTrace {
+	// check compares each hold's wait with what the transport would wait
+	// for it, and the instants held requests were sent with those the holds
+	// named, client by client. It returns the holds.
+	check := func(name string, spaced bool, traces []holdTrace) []holdTrace {
 		t.Helper()
 		var holds []holdTrace
 		due, sent := map[int32][]time.Duration{}, map[int32][]time.Duration{}
@@ -223,29 +232,66 @@ func TestOutagePacingHoldIsServerWait(t *testing.T) {
 			holds = append(holds, h)
 			due[h.client] = append(due[h.client], h.at+h.wait)
 			if h.hold <= 0 || h.hold > retry.DefaultMaxRetryAfter {
-				t.Fatalf("reset %v: client %d held for %v at %v", reset, h.client, h.hold, h.at)
+				t.Fatalf("%s: client %d held for %v at %v", name, h.client, h.hold, h.at)
 			}
-			if got, want := h.wait, policy.ServerWait(h.hold, h.r); got != want {
-				t.Fatalf("reset %v: a hold of %v waited %v; ServerWait gives %v", reset, h.hold, got, want)
+			if h.spaced != spaced {
+				t.Fatalf("%s: a hold of %v at %v is spaced %v; want %v", name, h.hold, h.at, h.spaced, spaced)
+			}
+			want := h.hold // a slot of a spaced release is not jittered
+			if !spaced {
+				want = policy.ServerWait(h.hold, h.r)
+			}
+			if h.wait != want {
+				t.Fatalf("%s: a hold of %v (spaced %v, r %v) waited %v; want %v", name, h.hold, h.spaced, h.r, h.wait, want)
 			}
 		}
 		if len(holds) < 100 {
-			t.Fatalf("reset %v: only %d holds traced", reset, len(holds))
+			t.Fatalf("%s: only %d holds traced", name, len(holds))
 		}
 		for c, want := range due {
 			got := sent[c]
 			slices.Sort(got)
 			slices.Sort(want)
 			if !slices.Equal(got, want) {
-				t.Fatalf("reset %v: client %d sent held requests at %v; its holds ended at %v", reset, c, got, want)
+				t.Fatalf("%s: client %d sent held requests at %v; its holds ended at %v", name, c, got, want)
 			}
 		}
 		return holds
 	}
 
-	_, traces := run(time.Second)
-	holds := check(time.Second, traces)
-	// Group the holds by the reset they wait for: one client, one instant.
+	// Announced: each client's share of the capacity, 60 a second.
+	cfg, paced, traces := run(time.Second, false)
+	holds := check("announced", true, traces)
+	interval := time.Second / time.Duration(int64(cfg.Capacity)/int64(cfg.Clients))
+	slots := map[int32][]time.Duration{}
+	for _, h := range holds {
+		slots[h.client] = append(slots[h.client], h.at+h.wait)
+	}
+	gaps, exact := 0, 0
+	for c, s := range slots {
+		slices.Sort(s)
+		for i := 1; i < len(s); i++ {
+			gap := s[i] - s[i-1]
+			if gap < interval {
+				t.Fatalf("client %d sent held requests at %v and %v, closer than the announced %v", c, s[i-1], s[i], interval)
+			}
+			gaps++
+			if gap == interval {
+				exact++
+			}
+		}
+	}
+	// Most held requests drain back to back; the rest start a new reset.
+	if exact < gaps*9/10 {
+		t.Errorf("of %d gaps between a client's held requests, %d are the announced %v", gaps, exact, interval)
+	}
+	if paced.Stops.RateLimited != 0 {
+		t.Errorf("announced 1 s reset: %d holds over MaxRetryAfter", paced.Stops.RateLimited)
+	}
+
+	// Unannounced: the held requests share the reset, jittered.
+	_, _, traces = run(time.Second, true)
+	holds = check("unannounced", false, traces)
 	type reset struct {
 		client int32
 		until  time.Duration
@@ -273,10 +319,12 @@ func TestOutagePacingHoldIsServerWait(t *testing.T) {
 		t.Errorf("of %d resets with 10 or more held requests, %d spread their wakes over half a second or more", groups, spread)
 	}
 
-	long, traces := run(61 * time.Second)
-	check(61*time.Second, traces)
-	if long.Stops.RateLimited == 0 {
-		t.Errorf("no hold over MaxRetryAfter stopped a request: %+v", long.Stops)
+	for _, unannounced := range []bool{false, true} {
+		_, long, traces := run(61*time.Second, unannounced)
+		check(fmt.Sprintf("61 s reset, unannounced %v", unannounced), !unannounced, traces)
+		if long.Stops.RateLimited == 0 {
+			t.Errorf("61 s reset, unannounced %v: no hold over MaxRetryAfter stopped a request: %+v", unannounced, long.Stops)
+		}
 	}
 }
 
@@ -319,7 +367,9 @@ func TestOutageRejectsBadConfig(t *testing.T) {
 }
 
 // The goal of scenario 2: the budget keeps amplification at 1.1x while at
-// least 99% of the requests issued once the service is back succeed.
+// least 99% of the requests issued once the service is back succeed; with
+// pacing too, and the service then recovers rather than swinging around its
+// capacity.
 //
 // The bound is 1.105, not 1.100: the ratio alone allows 1.100, and the bank
 // of MaxTokens re-sends a client holds when the outage starts adds
@@ -328,8 +378,10 @@ func TestOutageRejectsBadConfig(t *testing.T) {
 // windows). 1.105 leaves room for chance and fails on any leak as large as
 // the per-withdrawal floor's (1.119x).
 //
-// By default the outage runs with 200 clients under the two policies the
-// goal compares: each client has its own budget and the service's capacity
+// By default the outage runs on the full timeline with 200 clients under
+// "retry" and "retry+budget", and with 50 under "budget+pacing", the
+// slowest under the race detector: each client has its own budget and
+// pacer, and the service's capacity, and so each client's announced quota,
 // follows the client count, so amplification and success are the same as
 // with 1,000 clients to three decimals. With STEADY_SIM_FULL=1 it runs the
 // default scenario, all four policies, and logs the table the decision
@@ -337,37 +389,47 @@ func TestOutageRejectsBadConfig(t *testing.T) {
 func TestOutageGoal(t *testing.T) {
 	skipGoalIfShort(t)
 	t.Parallel()
-	cfg := OutageConfig{Clients: 200, Policies: policiesNamed(t, "retry", "retry+budget")}
+	cfgs := []OutageConfig{
+		{Clients: 200, Policies: policiesNamed(t, "retry", "retry+budget")},
+		{Clients: 50, Policies: policiesNamed(t, "budget+pacing")},
+	}
 	if fullSize() {
-		cfg = OutageConfig{}
+		cfgs = []OutageConfig{{}}
 	}
-	res := runOutage(t, cfg)
-	var table bytes.Buffer
-	if err := WriteOutageTable(&table, res); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("scenario 2, %d clients:\n%s", res.Config.Clients, table.Bytes())
 	runs := map[string]OutageRun{}
-	for _, r := range res.Runs {
-		runs[r.Policy] = r
-		recovery := "never"
-		if r.Recovered {
-			recovery = r.Recovery.String()
+	for _, cfg := range cfgs {
+		res := runOutage(t, cfg)
+		var table bytes.Buffer
+		if err := WriteOutageTable(&table, res); err != nil {
+			t.Fatal(err)
 		}
-		t.Logf("%-14s amplification %.4f, recovery %s, ok after %.4f, overall %.4f, peak %.2fx",
-			r.Policy, r.Amplification(), recovery, r.SuccessAfter(), r.SuccessOverall(), r.Peak)
+		t.Logf("scenario 2, %d clients:\n%s", res.Config.Clients, table.Bytes())
+		for _, r := range res.Runs {
+			runs[r.Policy] = r
+			recovery := "never"
+			if r.Recovered {
+				recovery = r.Recovery.String()
+			}
+			t.Logf("%-14s amplification %.4f, recovery %s, ok after %.4f, overall %.4f, peak %.2fx",
+				r.Policy, r.Amplification(), recovery, r.SuccessAfter(), r.SuccessOverall(), r.Peak)
+		}
 	}
 	for _, name := range []string{"retry+budget", "budget+pacing"} {
-		b, ok := runs[name]
+		r, ok := runs[name]
 		if !ok {
-			continue
+			t.Fatalf("no run of %s", name)
 		}
-		if amp := b.Amplification(); !(amp <= 1.105) {
+		if amp := r.Amplification(); !(amp <= 1.105) {
 			t.Errorf("%s amplified load %.4fx while down; the goal is 1.1x (at most 1.105)", name, amp)
 		}
-	}
-	if ok := runs["retry+budget"].SuccessAfter(); !(ok >= 0.99) {
-		t.Errorf("with the budget, %.2f%% of requests after the return succeeded; the goal is 99%%", 100*ok)
+		if ok := r.SuccessAfter(); !(ok >= 0.99) {
+			t.Errorf("%s: %.2f%% of requests after the return succeeded; the goal is 99%%", name, 100*ok)
+		}
+		// Unpaced, or paced without spacing the held requests, the
+		// service swings around its capacity until the end of the run.
+		if !r.Recovered {
+			t.Errorf("%s: the service had not recovered by the end of the run", name)
+		}
 	}
 	if amp := runs["retry"].Amplification(); !(amp > 3) {
 		t.Errorf("unbudgeted retry amplified only %.2fx; the comparison shows nothing", amp)

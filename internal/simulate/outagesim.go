@@ -37,7 +37,7 @@ type outageSim struct {
 	net      network
 
 	budgets []*retry.Budget // one per client, or nil
-	holds   []time.Duration // the pacer of each client: held until; 0 when not held
+	pacers  []retry.Pacer   // one per client, as one per transport; nil without pacing
 
 	// the service
 	busyUntil   time.Duration // when the requests admitted so far are done
@@ -61,7 +61,7 @@ func newOutageSim(cfg *OutageConfig, p OutagePolicy) *outageSim {
 		downFrom:    cfg.Before,
 		downUntil:   cfg.Before + cfg.Down,
 		end:         cfg.Before + cfg.Down + cfg.After,
-		refusal:     refusalHeader(cfg),
+		refusal:     refusalHeader(cfg, !cfg.unannounced),
 	}
 	s.retryAfter = s.refusal.Get("Retry-After")
 	// The zero fields of the policy mean the retry package's defaults; the
@@ -87,22 +87,30 @@ func newOutageSim(cfg *OutageConfig, p OutagePolicy) *outageSim {
 		}
 	}
 	if p.Policy.Pace {
-		s.holds = make([]time.Duration, cfg.Clients)
+		s.pacers = make([]retry.Pacer, cfg.Clients)
 	}
 	s.out.Policy = p.Name
 	return s
 }
 
+// host is the one host every client of scenario 2 sends to: the key of its
+// pacer.
+const host = "service.test"
+
 // refusalHeader returns the fields the service sends with every 503: a
 // RateLimit quota spent until the reset, in the IETF draft's structured
-// form, and a Retry-After when configured.
-func refusalHeader(cfg *OutageConfig) http.Header {
+// form, with, when announce is set, the quota itself in RateLimit-Policy
+// (each client's share of the capacity, per second), and a Retry-After when
+// configured.
+func refusalHeader(cfg *OutageConfig, announce bool) http.Header {
 	h := make(http.Header)
 	if cfg.Reset > 0 {
 		secs := strconv.FormatInt(int64(cfg.Reset/time.Second), 10)
-		perClient := strconv.FormatInt(max(int64(cfg.Capacity)/int64(cfg.Clients), 1), 10)
 		h.Set("RateLimit", `"default";r=0;t=`+secs)
-		h.Set("RateLimit-Policy", `"default";q=`+perClient+`;w=1`)
+		if announce {
+			perClient := strconv.FormatInt(max(int64(cfg.Capacity)/int64(cfg.Clients), 1), 10)
+			h.Set("RateLimit-Policy", `"default";q=`+perClient+`;w=1`)
+		}
 	}
 	if cfg.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.FormatFloat(cfg.RetryAfter.Seconds(), 'f', -1, 64))
@@ -160,29 +168,33 @@ func (s *outageSim) issue(now time.Duration, c int32) {
 	s.begin(now, r)
 }
 
-// begin is the top of the transport's attempt loop: a client whose quota is
-// spent holds the attempt until the reset, unless that is too long. The
-// hold is jittered as the transport jitters it, by [retry.Policy.ServerWait]
-// of what is left of it, so the requests held to one reset do not all wake
-// at that instant. As in the transport, the attempt is sent after the hold
-// without looking at the pacer again.
+// begin is the top of the transport's attempt loop: the client's
+// [retry.Pacer] says how long the attempt must wait for a spent quota, and
+// reserves its slot. A wait over MaxRetryAfter stops the request, before
+// any jitter, as [retry.ErrRateLimited] does; a slot of a spaced release
+// (the quota was announced) is kept as it is, and any other wait is
+// jittered by [retry.Policy.ServerWait], so the requests held to one reset
+// do not all wake at that instant. As in the transport, the attempt is sent
+// after the wait without asking the pacer again.
 func (s *outageSim) begin(now time.Duration, r job) {
-	if s.holds != nil {
-		if until := s.holds[r.client]; until > now {
-			hold := until - now
+	if s.pacers != nil {
+		hold, spaced := s.pacers[r.client].Hold(host, epoch.Add(now))
+		if hold > 0 {
 			if hold > s.maxRetryAfter {
 				s.finish(r, false, &s.out.Stops.RateLimited)
 				return
 			}
-			u := s.rng.Float64()
-			wait := s.policy.ServerWait(hold, u)
+			wait, u := hold, 0.0
+			if !spaced {
+				u = s.rng.Float64()
+				wait = s.policy.ServerWait(hold, u)
+			}
 			if s.cfg.trace != nil {
-				s.cfg.trace(holdTrace{client: r.client, at: now, hold: hold, wait: wait, r: u})
+				s.cfg.trace(holdTrace{client: r.client, at: now, hold: hold, wait: wait, r: u, spaced: spaced})
 			}
 			s.q.push(now+wait, evSend, r)
 			return
 		}
-		s.holds[r.client] = 0
 	}
 	s.send(now, r)
 }
@@ -227,9 +239,9 @@ func (s *outageSim) refused(at time.Duration, r job) {
 	now := epoch.Add(at)
 	p := &s.policy
 	hint, hasHint := retry.ParseRetryAfter(s.retryAfter, now)
-	if s.holds != nil {
+	if s.pacers != nil {
 		if q, ok := retry.ParseQuota(s.refusal, now); ok {
-			s.observe(r.client, q, at)
+			s.pacers[r.client].Observe(host, q, now)
 			if !hasHint && q.Remaining == 0 && q.Reset > 0 {
 				hint, hasHint = q.Reset, true // Retry-After takes precedence
 			}
@@ -254,24 +266,13 @@ func (s *outageSim) refused(at time.Duration, r job) {
 		return
 	}
 	r.prevWait = wait
-	if s.holds == nil {
+	if s.pacers == nil {
 		// Without pacing nothing can change between now and the re-send, so
 		// it is put on the network at once, saving an event.
 		s.send(at+wait, r)
 		return
 	}
 	s.q.push(at+wait, evBegin, r)
-}
-
-// observe is the transport's pacer for the one host of the run: a spent
-// quota holds the client's requests until its reset; any other quota lifts
-// the hold.
-func (s *outageSim) observe(c int32, q retry.Quota, at time.Duration) {
-	if q.Remaining > 0 || q.Reset <= 0 {
-		s.holds[c] = 0
-		return
-	}
-	s.holds[c] = at + q.Reset
 }
 
 func (s *outageSim) finish(r job, ok bool, stop *int64) {
