@@ -380,10 +380,10 @@ func TestOutageRejectsBadConfig(t *testing.T) {
 //
 // By default the outage runs on the full timeline with 200 clients under
 // "retry" and "retry+budget", and with 50 under "budget+pacing", the
-// slowest under the race detector: each client has its own budget and
-// pacer, and the service's capacity, and so each client's announced quota,
-// follows the client count, so amplification and success are the same as
-// with 1,000 clients to three decimals. With STEADY_SIM_FULL=1 it runs the
+// slowest under the race detector. Each client has its own budget and
+// pacer, and the service's capacity follows the client count (so each
+// client's announced quota stays the same), so amplification and success
+// are the same as with 1,000 clients to three decimals. With STEADY_SIM_FULL=1 it runs the
 // default scenario, all four policies, and logs the table the decision
 // records quote.
 func TestOutageGoal(t *testing.T) {
