@@ -31,13 +31,11 @@ func discard(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// trackedBody marks progress on every read that returns data. It carries its
-// own tracker for calls whose context had none, so the success path makes one
-// allocation for both.
+// trackedBody marks progress on a shared tracker on every read that returns
+// data.
 type trackedBody struct {
-	rc  io.ReadCloser
-	tr  *liveness.Tracker
-	own liveness.Tracker
+	rc io.ReadCloser
+	tr *liveness.Tracker
 }
 
 func (b *trackedBody) Read(p []byte) (int, error) {
@@ -50,22 +48,14 @@ func (b *trackedBody) Read(p []byte) (int, error) {
 
 func (b *trackedBody) Close() error { return b.rc.Close() }
 
-// wrapBody makes reads of resp's body count as progress on tr (or on a new
-// tracker when tr is nil). Switching-protocol bodies are writable and are
-// left alone.
+// wrapBody marks the response as progress on tr and makes reads of its body
+// count too. Switching-protocol bodies are writable and are left alone.
 func wrapBody(resp *http.Response, tr *liveness.Tracker) {
+	tr.Mark()
 	if resp.Body == nil || resp.Body == http.NoBody || resp.StatusCode == http.StatusSwitchingProtocols {
-		if tr != nil {
-			tr.Mark()
-		}
 		return
 	}
-	b := &trackedBody{rc: resp.Body, tr: tr}
-	if tr == nil {
-		b.tr = &b.own
-	}
-	b.tr.Mark()
-	resp.Body = b
+	resp.Body = &trackedBody{rc: resp.Body, tr: tr}
 }
 
 // BufferedBody is the body of a response that the transport read inside the

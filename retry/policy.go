@@ -71,6 +71,8 @@ type Policy struct {
 	// Pace, when true, reads rate-limit headers and holds requests to a host
 	// whose quota is spent until its reset (bounded by MaxRetryAfter).
 	Pace bool
+
+	defaultMethods bool // Methods was nil: the idempotent set, checked without folding
 }
 
 // Validate reports the first invalid field, by name.
@@ -129,7 +131,7 @@ func (p Policy) withDefaults() Policy {
 		p.RetryStatus = GatewayStatus
 	}
 	if p.Methods == nil {
-		p.Methods = DefaultMethods
+		p.Methods, p.defaultMethods = DefaultMethods, true
 	}
 	if p.Rand == nil {
 		p.Rand = rand.Float64
@@ -139,6 +141,9 @@ func (p Policy) withDefaults() Policy {
 
 // allowsMethod reports whether the policy re-sends method without proof.
 func (p *Policy) allowsMethod(method string) bool {
+	if p.defaultMethods && idempotentMethod(method) {
+		return true
+	}
 	if method == "" {
 		method = http.MethodGet
 	}
