@@ -75,7 +75,7 @@ func TestHostileBodyNotJSON(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := twoPageServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, c.body) })
-			cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Policy: hostilePolicy()})
+			cl := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
 
 			err := cl.GetJSON(context.Background(), "/bad?api_key_hint=1", nil, new([]any))
 			var de *steady.DecodeError
@@ -110,7 +110,7 @@ func TestHostileBodyEmpty(t *testing.T) {
 				w.Header().Set("Content-Type", "application/json")
 				c.send(w)
 			})
-			cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Policy: hostilePolicy()})
+			cl := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
 
 			err := cl.GetJSON(context.Background(), "/bad", nil, new(any))
 			var de *steady.DecodeError
@@ -200,7 +200,7 @@ func TestHostileBodyNeverEnds(t *testing.T) {
 	t.Run("walk", func(t *testing.T) {
 		st := newStreamer([]byte("["), []byte(`{"id":1},`), []byte("{}]"), 256<<20, nil)
 		srv := twoPageServer(t, st.ServeHTTP)
-		cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Policy: hostilePolicy()})
+		cl := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
 		err := walkToBadPage(t, cl, paginate.Options{MaxPageBytes: limit})
 		var big *liveness.BodyTooLargeError
 		if !errors.Is(err, liveness.ErrBodyTooLarge) || !errors.As(err, &big) || big.Limit != limit {
@@ -222,7 +222,7 @@ func TestHostileBodyNeverEnds(t *testing.T) {
 		// hangs up before that with liveness.ErrBodyTooLarge.
 		st := newStreamer([]byte(`{"a":"`), bytes.Repeat([]byte("a"), 32<<10), []byte(`"}`), 80<<20, nil)
 		srv := twoPageServer(t, st.ServeHTTP)
-		cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Policy: hostilePolicy()})
+		cl := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
 		err := cl.GetJSON(context.Background(), "/bad", nil, new(struct{}))
 		if !errors.Is(err, liveness.ErrBodyTooLarge) {
 			t.Errorf("GetJSON read %d bytes of an endless body and returned %v; want liveness.ErrBodyTooLarge at a bound",
@@ -274,7 +274,7 @@ func TestHostileGzipBomb(t *testing.T) {
 		zeros := gzipMember(t, '0', member)
 		st := newStreamer(gzipOf(t, "["), zeros, nil, int64(len(zeros))*8192, gz)
 		srv := twoPageServer(t, st.ServeHTTP)
-		cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Policy: hostilePolicy()})
+		cl := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
 		err := walkToBadPage(t, cl, paginate.Options{MaxPageBytes: limit})
 		var big *liveness.BodyTooLargeError
 		if !errors.As(err, &big) || big.Limit != limit {
@@ -291,7 +291,7 @@ func TestHostileGzipBomb(t *testing.T) {
 		as := gzipMember(t, 'a', member)
 		st := newStreamer(gzipOf(t, `{"a":"`), as, gzipOf(t, `"}`), int64(len(as))*20, gz)
 		srv := twoPageServer(t, st.ServeHTTP)
-		cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Policy: hostilePolicy()})
+		cl := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
 		err := cl.GetJSON(context.Background(), "/bad", nil, new(struct{}))
 		if !st.acceptGz.Load() {
 			t.Fatal("the client did not ask for gzip, so nothing was inflated; the test proves nothing")
@@ -308,7 +308,7 @@ func TestHostileGzipBomb(t *testing.T) {
 		zeros := gzipMember(t, '0', member)
 		st := newStreamer(nil, zeros, nil, int64(len(zeros)), gz)
 		srv := twoPageServer(t, st.ServeHTTP)
-		cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Policy: hostilePolicy()})
+		cl := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
 		req, err := http.NewRequest(http.MethodGet, srv.URL+"/bad", nil)
 		if err != nil {
 			t.Fatal(err)

@@ -31,7 +31,7 @@ func TestHostileRedirectLoop(t *testing.T) {
 			io.WriteString(w, `[{"id":1}]`)
 		}
 	})
-	cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Policy: hostilePolicy()})
+	cl := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
 	check := func(t *testing.T, err error, hits int) {
 		t.Helper()
 		// net/http's limit: the first request and nine redirects are sent,
@@ -116,7 +116,7 @@ func TestHostileServerClosesConnection(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := twoPageServer(t, hijacked(t, c.raw))
-			cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Policy: hostilePolicy()})
+			cl := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
 			check := func(t *testing.T, err error, attempts int) {
 				t.Helper()
 				var re *retry.Error

@@ -13,31 +13,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/paginate"
 	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 )
 
-// Helpers of the hostile-input catalogue (docs/reliability.md, "Hostile input catalogue"). Names
-// start with "hostile" so they stay clear of the other tests of the package.
+// Helpers of the hostile-input catalogue (docs/reliability.md, "Hostile
+// input catalogue"). Names start with "hostile" so they stay clear of the
+// other tests of the package.
 
-// hostilePolicy retries quickly on real sockets, where time is real: the
-// tests assert counts and causes, never durations.
-func hostilePolicy() retry.Policy {
-	return retry.Policy{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}
-}
-
-func hostileClient(t *testing.T, opt steady.Options) *steady.Client {
-	t.Helper()
-	c, err := steady.New(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
-	return c
-}
+// The tests use fast() and newClient (client_test.go): quick retries on real
+// sockets, where time is real, so they assert counts and causes, never
+// durations.
 
 // hostileServer is an httptest server that counts the requests it answered,
 // per path and in all.

@@ -79,7 +79,7 @@ func TestHostileLinkHeaderHuge(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := linkPageServer(t, c.links)
-			cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Policy: hostilePolicy()})
+			cl := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
 			w, err := cl.Walk("/items", nil, paginate.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -106,7 +106,7 @@ func TestHostileLinkHeaderBeyondClientLimit(t *testing.T) {
 	srv := linkPageServer(t, func(*hostileServer) []string {
 		return []string{hugeLink(`<?page=7>; rel="prev", `, 11<<20, `<?page=2>; rel="next"`)}
 	})
-	cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Policy: hostilePolicy()})
+	cl := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
 	pages, err := hostileWalk(t, cl.Pages(context.Background(), "/items", nil, paginate.Options{}))
 	var re *retry.Error
 	if len(pages) != 0 || !errors.As(err, &re) || !errors.Is(err, retry.ErrExhausted) || re.Attempts != 3 {
@@ -182,7 +182,7 @@ func TestHostileLinkHeaderTenThousandLinks(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := linkPageServer(t, c.links)
-			cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Policy: hostilePolicy()})
+			cl := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
 			pages, err := hostileWalk(t, cl.Pages(context.Background(), "/items", nil, paginate.Options{}))
 			if err != nil || len(pages) != 2 || pages[1].URL.Query().Get("page") != "2" {
 				t.Fatalf("%d pages, err %v; want page 1 then page 2", len(pages), err)
@@ -205,7 +205,7 @@ func TestHostileLinkHeaderTruncatedNextLink(t *testing.T) {
 	} {
 		t.Run(header, func(t *testing.T) {
 			srv := linkPageServer(t, func(*hostileServer) []string { return []string{header} })
-			cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Policy: hostilePolicy()})
+			cl := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
 			w, err := cl.Walk("/items", nil, paginate.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -237,7 +237,7 @@ func TestHostileLinkLoopAfterThousandPages(t *testing.T) {
 		fmt.Fprintf(w, `[{"n":%d}]`, n)
 	})
 	// The first request carries the same query the loop returns to.
-	cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Policy: hostilePolicy()})
+	cl := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
 	w, err := cl.Walk("/items?page=1&token=t0k3n-1", nil, paginate.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +324,7 @@ func TestHostileNextLinkRefused(t *testing.T) {
 				io.WriteString(w, `[{"id":1}]`)
 			})
 			self := srv.Listener.Addr().String()
-			cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Transport: srv.Client().Transport, Policy: hostilePolicy()})
+			cl := newClient(t, steady.Options{BaseURL: srv.URL, Transport: srv.Client().Transport, Policy: fast()})
 			w, err := cl.Walk("/items", nil, paginate.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -374,7 +374,7 @@ func TestHostileNextLinkUserinfoStripped(t *testing.T) {
 		}
 		io.WriteString(w, `[{"id":1}]`)
 	})
-	cl := hostileClient(t, steady.Options{BaseURL: srv.URL, Policy: hostilePolicy()})
+	cl := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
 	pages, err := hostileWalk(t, cl.Pages(context.Background(), "/items", nil, paginate.Options{}))
 	if err != nil || len(pages) != 2 {
 		t.Fatalf("%d pages, err %v; want both pages", len(pages), err)

@@ -67,7 +67,7 @@ func TestHostileRetryAfterHuge(t *testing.T) {
 				mn := newMemNet(retryAfterServer(&arr, 100, func() string { return c.header(start) }))
 				defer mn.shutdown()
 				var events hostileEvents
-				cl := hostileClient(t, steady.Options{Transport: mn.tr, Reporter: &events,
+				cl := newClient(t, steady.Options{Transport: mn.tr, Reporter: &events,
 					Policy: retry.Policy{MaxAttempts: 5}})
 
 				err := cl.GetJSON(context.Background(), "http://api.test/items", nil, new(any))
@@ -107,7 +107,7 @@ func TestHostileRetryAfterNegative(t *testing.T) {
 				mn := newMemNet(retryAfterServer(&arr, 1, func() string { return value }))
 				defer mn.shutdown()
 				var events hostileEvents
-				cl := hostileClient(t, steady.Options{Transport: mn.tr, Reporter: &events,
+				cl := newClient(t, steady.Options{Transport: mn.tr, Reporter: &events,
 					Policy: retry.Policy{MaxAttempts: 3, Rand: func() float64 { return 0.25 }}})
 
 				if err := cl.GetJSON(context.Background(), "http://api.test/items", nil, new(any)); err != nil {
@@ -147,7 +147,7 @@ func TestHostileRetryAfterPast(t *testing.T) {
 				mn := newMemNet(retryAfterServer(&arr, 100, func() string { return c.header(start) }))
 				defer mn.shutdown()
 				var events hostileEvents
-				cl := hostileClient(t, steady.Options{Transport: mn.tr, Reporter: &events,
+				cl := newClient(t, steady.Options{Transport: mn.tr, Reporter: &events,
 					Policy: retry.Policy{MaxAttempts: 3, InitialBackoff: 100 * time.Millisecond,
 						Rand: func() float64 { return 0.5 }}})
 

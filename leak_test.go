@@ -299,7 +299,7 @@ func leakBattery(t *testing.T, a *leakAPI, cl *steady.Client, log *leakLog) {
 	// (TestLeakClientWithFuncReporter).
 	oneOpt := cl.Options()
 	oneOpt.Policy.MaxAttempts = 1
-	once := hostileClient(t, oneOpt)
+	once := newClient(t, oneOpt)
 	hctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond) // ends a request the server never answers
 	log.addErr("GetJSON deadline", once.GetJSON(hctx, "/hang"+careless, nil, new(any)))
 	cancel()
@@ -360,7 +360,7 @@ func TestLeakKeyNeverInErrorsEventsOrLogs(t *testing.T) {
 				Reporter:              progress.Multi(&events, plain, progress.Slog(logger), progress.Slog(jsonLogger)),
 				ResponseHeaderTimeout: 5 * time.Second,
 			}
-			cl := hostileClient(t, opt)
+			cl := newClient(t, opt)
 			log.add("Options %+v", fmt.Sprintf("%+v", cl.Options()))
 			log.add("Options %#v", fmt.Sprintf("%#v", cl.Options()))
 
@@ -450,7 +450,7 @@ func TestLeakClientWithFuncReporter(t *testing.T) {
 		"Multi":        progress.Multi(&hostileEvents{}, progress.ReporterFunc(func(progress.Event) { n.Add(1) })),
 	} {
 		t.Run(name, func(t *testing.T) {
-			cl := hostileClient(t, steady.Options{Reporter: r})
+			cl := newClient(t, steady.Options{Reporter: r})
 			defer func() {
 				if p := recover(); p != nil {
 					t.Errorf("With panicked: %v", p)
