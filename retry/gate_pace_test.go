@@ -1,6 +1,7 @@
 package retry_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"sync"
@@ -236,4 +237,25 @@ func TestPacerSpacesReleaseByAnnouncedQuota(t *testing.T) {
 	if wait, _ := r.Hold("api", t0); wait != 0 {
 		t.Errorf("lifted hold still waits %v", wait)
 	}
+}
+
+// Cancelled while held by pacing: the context's own error, recorded in the
+// outcome, nothing sent.
+func TestPacingHoldCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &script{steps: []func(*http.Request) (*http.Response, error){status(200, "RateLimit", `"default";r=0;t=30`)}}
+		tr := retry.New(s, retry.Policy{Pace: true})
+		resp, err := tr.RoundTrip(get(t.Context(), api))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		ctx, out := retry.WithOutcome(ctx)
+		_, err = tr.RoundTrip(get(ctx, api))
+		if !errors.Is(err, context.DeadlineExceeded) || s.attempts() != 1 || !errors.Is(out.Stop, context.DeadlineExceeded) {
+			t.Fatalf("err %v, %d attempts, outcome %+v", err, s.attempts(), out)
+		}
+	})
 }

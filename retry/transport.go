@@ -152,7 +152,9 @@ func (c *call) run() (*http.Response, error) {
 			if wait, spaced := c.t.pacer.Hold(host, time.Now()); wait > 0 {
 				if wait > p.MaxRetryAfter {
 					c.finish(attempt-1, ErrRateLimited, 0, 0, nil)
-					closeRequestBody(req)
+					if attempt == 1 {
+						closeRequestBody(req) // never handed to the inner transport
+					}
 					return nil, &Error{Method: req.Method, URL: c.redacted(), Attempts: attempt - 1,
 						Reason: ErrRateLimited, Wait: wait}
 				}
@@ -167,7 +169,10 @@ func (c *call) run() (*http.Response, error) {
 					c.emit(progress.Event{Kind: progress.Waiting, Attempt: attempt, Wait: wait, Reason: progress.WaitRateLimited})
 				}
 				if err := c.sleep(wait); err != nil {
-					return nil, err
+					if attempt == 1 {
+						closeRequestBody(req) // never handed to the inner transport
+					}
+					return nil, c.canceled(attempt - 1)
 				}
 				c.ensureTracker().Credit(wait)
 			}
