@@ -130,9 +130,14 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 		st.Rows += int64(len(page.Items))
 		st.Columns = sink.columns()
 		res.rows, res.pages = st.Rows, st.Done
-		if page.Next != nil {
-			st.Next = stripCredentials(page.Next)
+		if page.Next == nil {
+			// The last page, or one whose next link the walk is about to
+			// refuse: there is no page to resume from, and the state must
+			// not point back at this one, whose rows are written.
+			st.Next = ""
+			continue
 		}
+		st.Next = stripCredentials(page.Next)
 		if file != nil {
 			if st.Offset, err = file.Seek(0, io.SeekCurrent); err != nil {
 				break
@@ -223,6 +228,13 @@ func (j *job) interrupted(err error, sum paginate.Summary, st *harvestState) err
 	if sum.Next != nil {
 		st.Next = stripCredentials(sum.Next)
 		_ = st.save(statePath(j.out))
+	}
+	if st.Next == "" {
+		// Nothing to resume from (a refused next link): keep the rows, drop
+		// the state, so no resume can fetch a written page again.
+		os.Remove(statePath(j.out))
+		return fmt.Errorf("%w (the %d rows received are kept in %s; the walk cannot be resumed past this link)",
+			err, st.Rows, partialPath(j.out))
 	}
 	if transient(err) {
 		return &interruptedError{err: err, state: statePath(j.out)}

@@ -400,3 +400,32 @@ func TestSimulateSmall(t *testing.T) {
 		t.Fatalf("plot without outage: %d %q", code, errText)
 	}
 }
+
+// A next link the walk refuses after page 2: the rows of pages 1 and 2 are
+// kept, and no state remains that could fetch page 2 again.
+func TestHarvestRefusedLinkKeepsRowsWithoutResume(t *testing.T) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Query().Get("page") {
+		case "":
+			w.Header().Set("Link", `<`+srv.URL+`/?page=2>; rel="next"`)
+			fmt.Fprint(w, `[{"id":1},{"id":2}]`)
+		case "2":
+			w.Header().Set("Link", `<https://elsewhere.example/?page=3>; rel="next"`)
+			fmt.Fprint(w, `[{"id":3}]`)
+		}
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	code, _, errText := cli(t, "harvest", "-q", srv.URL, "-o", out)
+	if code != exitFailed || !strings.Contains(errText, "elsewhere.example") {
+		t.Fatalf("exit %d, %q", code, errText)
+	}
+	b, _ := os.ReadFile(partialPath(out))
+	if got := strings.Count(string(b), "\n"); got != 3 {
+		t.Fatalf("partial file has %d rows, want 3", got)
+	}
+	if _, err := os.Stat(statePath(out)); !os.IsNotExist(err) {
+		t.Fatalf("a state file remains: a resume would fetch page 2 again")
+	}
+}
