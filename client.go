@@ -24,6 +24,7 @@ type Client struct {
 	retry *retry.Transport
 	http  *http.Client
 	gate  *semaphore.Weighted
+	err   error // options that did not validate (With), else nil
 }
 
 // New returns a client for opt. It fails with a clear error when a key, the
@@ -207,9 +208,12 @@ func (c *Client) Options() Options { return c.opt }
 // connection pool, for instance one call with retries disabled. The pool's
 // own settings (Transport, ConnectTimeout, ResponseHeaderTimeout) cannot
 // change this way; per-request deadlines go in the request's context. The
-// copy has its own rate-limit pacing state and its own concurrency gate when
-// Concurrency changes.
-func (c *Client) With(edit func(*Options)) (*Client, error) {
+// copy has its own rate-limit pacing state, and its own concurrency gate
+// when Concurrency changes. Options that do not validate (a bad key or
+// policy) give a copy whose every request fails with that error before
+// anything is sent, as [retry.New] does with an invalid policy; [Client.Err]
+// reports it at once.
+func (c *Client) With(edit func(*Options)) *Client {
 	opt := c.opt
 	if opt.derivedReporter {
 		opt.Policy.Reporter, opt.derivedReporter = nil, false // re-derived below, in case Reporter changes
@@ -219,12 +223,28 @@ func (c *Client) With(edit func(*Options)) (*Client, error) {
 	opt = opt.withDefaults()
 	n, err := build(opt, c.pool)
 	if err != nil {
-		return nil, err
+		return &Client{opt: opt, base: c.base, pool: c.pool, gate: c.gate, err: err,
+			http: &http.Client{Transport: failing{err}}}
 	}
 	if opt.Concurrency == c.opt.Concurrency {
 		n.gate = c.gate
 	}
-	return n, nil
+	return n
+}
+
+// Err reports why a client made by [Client.With] cannot send: its options
+// did not validate. It is nil for a working client.
+func (c *Client) Err() error { return c.err }
+
+// failing refuses every request with the error that made its client
+// unusable.
+type failing struct{ err error }
+
+func (f failing) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	return nil, f.err
 }
 
 // CloseIdleConnections closes the pool's idle connections.

@@ -181,9 +181,9 @@ func TestWithSharesPoolAndChangesPolicy(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast()})
-	once, err := c.With(func(o *steady.Options) { o.Policy.MaxAttempts = 1 })
-	if err != nil {
-		t.Fatal(err)
+	once := c.With(func(o *steady.Options) { o.Policy.MaxAttempts = 1 })
+	if once.Err() != nil {
+		t.Fatal(once.Err())
 	}
 	_ = once.GetJSON(context.Background(), "/", nil, new(any))
 	if n.Load() != 1 {
@@ -195,6 +195,11 @@ func TestWithSharesPoolAndChangesPolicy(t *testing.T) {
 	}
 	if once.HTTP().Transport == c.HTTP().Transport {
 		t.Errorf("the copy shares the retry layer; it should have its own policy")
+	}
+	bad := c.With(func(o *steady.Options) { o.Policy.MaxAttempts = -1 })
+	err := bad.GetJSON(context.Background(), "/", nil, new(any))
+	if bad.Err() == nil || err == nil || !strings.Contains(err.Error(), "MaxAttempts") || n.Load() != 4 {
+		t.Errorf("invalid copy: Err %v, request error %v, %d requests; want the policy error before sending", bad.Err(), err, n.Load())
 	}
 }
 

@@ -87,7 +87,7 @@ func ExampleFanOut() {
 // without retry.
 func ExampleClient_With() {
 	c, _ := steady.New(steady.Options{})
-	once, _ := c.With(func(o *steady.Options) { o.Policy.MaxAttempts = 1 })
+	once := c.With(func(o *steady.Options) { o.Policy.MaxAttempts = 1 })
 	fmt.Println(once.Options().Policy.MaxAttempts, c.Options().Policy.MaxAttempts)
 	// Output: 1 0
 }

@@ -456,7 +456,7 @@ func TestLeakClientWithFuncReporter(t *testing.T) {
 					t.Errorf("With panicked: %v", p)
 				}
 			}()
-			if _, err := cl.With(func(o *steady.Options) { o.Policy.MaxAttempts = 1 }); err != nil {
+			if err := cl.With(func(o *steady.Options) { o.Policy.MaxAttempts = 1 }).Err(); err != nil {
 				t.Errorf("With: %v", err)
 			}
 		})
