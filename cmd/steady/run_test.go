@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -428,4 +429,89 @@ func TestHarvestRefusedLinkKeepsRowsWithoutResume(t *testing.T) {
 	if _, err := os.Stat(statePath(out)); !os.IsNotExist(err) {
 		t.Fatalf("a state file remains: a resume would fetch page 2 again")
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while the command writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestServeUntilInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--rows", "300", "--faults", "mild"}, strings.NewReader(""), io.Discard, &stderr)
+	}()
+	var base string
+	for deadline := time.Now().Add(10 * time.Second); base == ""; {
+		if i := strings.Index(stderr.String(), "http://"); i >= 0 {
+			base = strings.Fields(stderr.String()[i:])[0]
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d before serving: %q", code, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve printed no address: %q", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond) // waiting for the server goroutine to print; not a timing assertion
+	}
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	if code, _, errText := cli(t, "harvest", "-q", base+"?limit=100", "-o", out); code != exitOK {
+		cancel()
+		t.Fatalf("harvest from serve: %d %s", code, errText)
+	}
+	checkExact(t, rowsOf(t, out), 300)
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("serve exited %d: %s", code, stderr.String())
+	}
+}
+
+func TestServeRequireKey(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--faults", "none", "--require-key", "s3cret"}, strings.NewReader(""), io.Discard, &stderr)
+	}()
+	var base string
+	for base == "" {
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d: %q", code, stderr.String())
+		default:
+		}
+		if i := strings.Index(stderr.String(), "http://"); i >= 0 {
+			base = strings.Fields(stderr.String()[i:])[0]
+		}
+		time.Sleep(5 * time.Millisecond) // waiting for the server goroutine to print; not a timing assertion
+	}
+	if code, _, errText := cli(t, "get", "-q", "--retries", "0", base); code != exitFailed || !strings.Contains(errText, "401") {
+		t.Errorf("without the key: %d %q", code, errText)
+	}
+	t.Setenv("STEADY_API_KEY", "s3cret")
+	if code, out, errText := cli(t, "get", "-q", base+"?limit=1"); code != exitOK || !strings.Contains(out, `"id":1`) {
+		t.Errorf("with the key: %d %q %q", code, out, errText)
+	}
+	cancel()
+	<-done
 }

@@ -41,7 +41,10 @@ The same seed gives the same faults on the same requests.`,
 				return &usageError{err: err}
 			}
 			opt := steadytest.ServerOptions{Rows: rows, Style: st, Faults: mix, DefaultLimit: limit,
-				MaxLimit: maxLim, LogLimit: -1, KeyValue: key, KeyHeader: "X-Api-Key", RequireKey: key != ""}
+				MaxLimit: maxLim, LogLimit: -1}
+			if key != "" {
+				opt.KeyValue, opt.KeyHeader, opt.RequireKey = key, "X-Api-Key", true
+			}
 			h, err := steadytest.NewHandler(opt)
 			if err != nil {
 				return &usageError{err: err}
