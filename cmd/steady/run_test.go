@@ -515,3 +515,18 @@ func TestServeRequireKey(t *testing.T) {
 	cancel()
 	<-done
 }
+
+func TestHarvestToStdoutWithProgress(t *testing.T) {
+	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 250})
+	defer srv.Close()
+	code, out, errText := cli(t, "harvest", srv.URL+"/items?limit=100")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	if n := strings.Count(out, "\n"); n != 250 || !strings.HasPrefix(out, `{"id":1,`) {
+		t.Fatalf("stdout has %d lines, starting %.20q", n, out)
+	}
+	if !strings.Contains(errText, "progress: 3 pages, 250/250 rows") {
+		t.Errorf("stderr lacks the final progress line: %q", errText)
+	}
+}
