@@ -184,25 +184,34 @@ func (s *scanner) object(mask uint8, depth int) {
 		s.i++
 		s.skipSpace()
 		s.value(child, depth+1)
-		if s.err != nil {
-			return
-		}
-		s.skipSpace()
-		if s.eof() {
-			return
-		}
-		switch s.data[s.i] {
-		case ',':
-			s.i++
-			s.skipSpace()
-		case '}':
-			s.i++
-			return
-		default:
-			s.fail("invalid character " + quoteChar(s.data[s.i]) + " after object key:value pair")
+		if !s.more('}', "object key:value pair") {
 			return
 		}
 	}
+}
+
+// more steps past the separator after a member of an object or array and
+// reports whether another member follows; it reports false at the closing
+// byte, at the end of the data, and after a failure.
+func (s *scanner) more(closing byte, member string) bool {
+	if s.err != nil {
+		return false
+	}
+	s.skipSpace()
+	if s.eof() {
+		return false
+	}
+	switch s.data[s.i] {
+	case ',':
+		s.i++
+		s.skipSpace()
+		return true
+	case closing:
+		s.i++
+		return false
+	}
+	s.fail("invalid character " + quoteChar(s.data[s.i]) + " after " + member)
+	return false
 }
 
 // match returns the paths of mask whose segment at depth is the key, given
@@ -254,19 +263,7 @@ func (s *scanner) array(collect bool) {
 		if collect {
 			s.list = append(s.list, json.RawMessage(s.data[start:s.i:s.i]))
 		}
-		s.skipSpace()
-		if s.eof() {
-			return
-		}
-		switch s.data[s.i] {
-		case ',':
-			s.i++
-			s.skipSpace()
-		case ']':
-			s.i++
-			return
-		default:
-			s.fail("invalid character " + quoteChar(s.data[s.i]) + " after array element")
+		if !s.more(']', "array element") {
 			return
 		}
 	}
