@@ -20,6 +20,20 @@ import (
 
 // retryAfterServer answers 429 with the Retry-After of header() to the
 // first `refusals` requests and {} afterwards.
+// retryAfterRun serves refusals answers carrying header's Retry-After over
+// in-memory connections, then sends one GetJSON through a client with policy,
+// inside the caller's synctest bubble. It returns when each attempt
+// arrived, the events reported, and the error.
+func retryAfterRun(t *testing.T, refusals int, header func() string, policy retry.Policy) (*arrivals, *hostileEvents, error) {
+	t.Helper()
+	arr, events := &arrivals{}, &hostileEvents{}
+	mn := newMemNet(retryAfterServer(arr, refusals, header))
+	t.Cleanup(mn.shutdown)
+	cl := newClient(t, steady.Options{Transport: mn.tr, Reporter: events, Policy: policy})
+	err := cl.GetJSON(context.Background(), "http://api.test/items", nil, new(any))
+	return arr, events, err
+}
+
 func retryAfterServer(arr *arrivals, refusals int, header func() string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if arr.add() <= refusals {
@@ -63,14 +77,8 @@ func TestHostileRetryAfterHuge(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				start := time.Now()
-				var arr arrivals
-				mn := newMemNet(retryAfterServer(&arr, 100, func() string { return c.header(start) }))
-				defer mn.shutdown()
-				var events hostileEvents
-				cl := newClient(t, steady.Options{Transport: mn.tr, Reporter: &events,
-					Policy: retry.Policy{MaxAttempts: 5}})
-
-				err := cl.GetJSON(context.Background(), "http://api.test/items", nil, new(any))
+				arr, events, err := retryAfterRun(t, 100, func() string { return c.header(start) },
+					retry.Policy{MaxAttempts: 5})
 
 				var rl *steady.RateLimitError
 				if !errors.As(err, &rl) || !errors.Is(err, retry.ErrRetryAfter) {
@@ -103,14 +111,9 @@ func TestHostileRetryAfterNegative(t *testing.T) {
 	for _, value := range []string{"-5", "-0.5", "-99999999999999999999", "0"} {
 		t.Run(value, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var arr arrivals
-				mn := newMemNet(retryAfterServer(&arr, 1, func() string { return value }))
-				defer mn.shutdown()
-				var events hostileEvents
-				cl := newClient(t, steady.Options{Transport: mn.tr, Reporter: &events,
-					Policy: retry.Policy{MaxAttempts: 3, Rand: func() float64 { return 0.25 }}})
-
-				if err := cl.GetJSON(context.Background(), "http://api.test/items", nil, new(any)); err != nil {
+				arr, events, err := retryAfterRun(t, 1, func() string { return value },
+					retry.Policy{MaxAttempts: 3, Rand: func() float64 { return 0.25 }})
+				if err != nil {
 					t.Fatalf("GetJSON: %v, want the second attempt to succeed", err)
 				}
 				const want = 750 * time.Millisecond
@@ -143,15 +146,9 @@ func TestHostileRetryAfterPast(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				start := time.Now()
-				var arr arrivals
-				mn := newMemNet(retryAfterServer(&arr, 100, func() string { return c.header(start) }))
-				defer mn.shutdown()
-				var events hostileEvents
-				cl := newClient(t, steady.Options{Transport: mn.tr, Reporter: &events,
-					Policy: retry.Policy{MaxAttempts: 3, InitialBackoff: 100 * time.Millisecond,
-						Rand: func() float64 { return 0.5 }}})
-
-				err := cl.GetJSON(context.Background(), "http://api.test/items", nil, new(any))
+				arr, events, err := retryAfterRun(t, 100, func() string { return c.header(start) },
+					retry.Policy{MaxAttempts: 3, InitialBackoff: 100 * time.Millisecond,
+						Rand: func() float64 { return 0.5 }})
 
 				var rl *steady.RateLimitError
 				if !errors.As(err, &rl) || !errors.Is(err, retry.ErrExhausted) || rl.Attempts != 3 || rl.RetryAfter != 0 {
