@@ -1,0 +1,2 @@
+// Package otelsteady turns steady's events into OpenTelemetry spans and metrics.
+package otelsteady
