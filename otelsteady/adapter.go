@@ -80,16 +80,6 @@ func New(opt Options) (*Adapter, error) {
 	return a, nil
 }
 
-// clean is the one place recorded text passes through. The events' URLs
-// and error texts were redacted by the layer that made them; this adds the
-// client's key values wherever they appear.
-func (a *Adapter) clean(s string) string {
-	if len(a.secrets) == 0 || s == "" {
-		return s
-	}
-	return credentials.Redact(s, a.secrets...)
-}
-
 // StartAttempt starts the span of one attempt, a client span under the span
 // in e.Context, and returns the context that carries it.
 func (a *Adapter) StartAttempt(e progress.Event) context.Context {

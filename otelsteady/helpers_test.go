@@ -46,6 +46,12 @@ func newRig(t *testing.T, keys ...credentials.Key) *rig {
 		_ = r.tp.Shutdown(context.Background())
 		_ = r.mp.Shutdown(context.Background())
 	})
+	// Runs first: cleanups run last-in first-out.
+	secrets := []string{apiKey.Value}
+	for _, k := range keys {
+		secrets = append(secrets, k.Value)
+	}
+	t.Cleanup(func() { r.checkNoSecrets(t, secrets...) })
 	return r
 }
 

@@ -1,0 +1,61 @@
+package otelsteady
+
+import (
+	"strings"
+
+	"github.com/steadyhttp/steady/credentials"
+)
+
+// clean is the one place recorded text passes through. The events' URLs
+// and error texts were redacted by the layer that made them; this adds two
+// guards, since telemetry leaves the process: every URL quoted in the text
+// is redacted again by parameter name (a lower layer may quote the URL as
+// it was sent, after the credentials layer re-encoded its query, which the
+// retry layer's own scrub, matching the caller's URL as written, misses),
+// and the client's key values are replaced wherever they appear.
+func (a *Adapter) clean(s string) string {
+	if s == "" {
+		return s
+	}
+	s = redactQuotedURLs(s)
+	if len(a.secrets) > 0 {
+		s = credentials.Redact(s, a.secrets...)
+	}
+	return s
+}
+
+// redactQuotedURLs redacts each http or https URL in s, up to the first
+// space, quote or angle bracket after it.
+func redactQuotedURLs(s string) string {
+	if !strings.Contains(s, "://") {
+		return s
+	}
+	var b strings.Builder
+	rest := s
+	for {
+		i := indexURL(rest)
+		if i < 0 {
+			break
+		}
+		end := i + strings.IndexAny(rest[i:]+" ", " \t\r\n\"'<>`")
+		b.WriteString(rest[:i])
+		b.WriteString(credentials.RedactURLString(rest[i:end]))
+		rest = rest[end:]
+	}
+	if b.Len() == 0 {
+		return s
+	}
+	b.WriteString(rest)
+	return b.String()
+}
+
+// indexURL returns where the first http or https URL in s starts, or -1.
+func indexURL(s string) int {
+	best := -1
+	for _, scheme := range [...]string{"http://", "https://", "HTTP://", "HTTPS://"} {
+		if i := strings.Index(s, scheme); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	return best
+}
