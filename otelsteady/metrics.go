@@ -28,7 +28,7 @@ var waitBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 
 type instruments struct {
 	attempts, resends, refusals, holds, stops, pages, rows, subrequests metric.Int64Counter
-	waits                                                              metric.Float64Histogram
+	waits                                                               metric.Float64Histogram
 
 	mu   sync.RWMutex
 	sets map[setKey]metric.MeasurementOption
