@@ -1,0 +1,74 @@
+package otelsteady_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/steadyhttp/steady/retry"
+)
+
+// TestPacingHold: a response says the quota is spent for 2s; the next
+// request is held before its attempt, so the hold is an event of the
+// request's span (the caller's here), and the quota an event of the
+// attempt that announced it.
+func TestPacingHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t)
+		bottom := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			resp := respond(req, 200, nil, "{}")
+			resp.Header.Set("RateLimit", `"default";r=0;t=2`)
+			return resp, nil
+		})
+		c := client(t, r, bottom, retry.Policy{Pace: true, Rand: constRand(0.5)})
+		t0 := time.Now()
+		ctx, span := r.caller(t.Context())
+		for range 2 {
+			if err := c.GetJSON(ctx, "items", nil, new(any)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		span.End()
+		const tail = " server.address=api.example.gov server.port=443 url.full=https://api.example.gov/items}"
+		quota := " steady.quota@+%s{steady.quota.remaining=0 steady.quota.reset=2}"
+		diff(t, "spans", r.spanText(t0), []string{
+			"GET client parent=caller +0s..+0s Unset {http.request.method=GET http.response.status_code=200" + tail + fmt.Sprintf(quota, "0s"),
+			"GET client parent=caller +2.5s..+2.5s Unset {http.request.method=GET http.response.status_code=200" + tail + fmt.Sprintf(quota, "2.5s"),
+			"caller internal parent=- +0s..+2.5s Unset {} steady.wait@+0s{steady.wait.duration=2.5 steady.wait.reason=pacing}",
+		})
+		diff(t, "metrics", r.metricText(t), []string{
+			"steady.attempts{http.request.method=GET server.address=api.example.gov steady.resend=false} = 2",
+			"steady.pacing.holds{server.address=api.example.gov} = 1",
+			"steady.wait.duration{server.address=api.example.gov steady.wait.reason=pacing} count=1 sum=2.5",
+		})
+	})
+}
+
+// TestBudgetRefusal: a shared budget with nothing banked refuses the first
+// re-send; the attempt's span ends with the stop, and the refusal is
+// counted.
+func TestBudgetRefusal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t)
+		c := client(t, r, &scripted{codes: []int{503}}, retry.Policy{Budget: &retry.Budget{MinPerSecond: -1, MaxTokens: 0.01}})
+		t0 := time.Now()
+		ctx, span := r.caller(t.Context())
+		err := c.GetJSON(ctx, "items", nil, new(any))
+		span.End()
+		if err == nil {
+			t.Fatal("a refused re-send returned no error")
+		}
+		diff(t, "spans", r.spanText(t0), []string{
+			"GET client parent=caller +0s..+0s Error {error.type=503 http.request.method=GET http.response.status_code=503" +
+				" server.address=api.example.gov server.port=443 url.full=https://api.example.gov/items} steady.stop@+0s{steady.stop.reason=budget}",
+			"caller internal parent=- +0s..+0s Unset {}",
+		})
+		diff(t, "metrics", r.metricText(t), []string{
+			"steady.attempts{http.request.method=GET server.address=api.example.gov steady.resend=false} = 1",
+			"steady.budget.refusals{server.address=api.example.gov} = 1",
+			"steady.stops{server.address=api.example.gov steady.stop.reason=budget} = 1",
+		})
+	})
+}
