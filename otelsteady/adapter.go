@@ -19,6 +19,9 @@ import (
 	"github.com/steadyhttp/steady/progress"
 )
 
+// clientKind is made once: each option built per span is an allocation.
+var clientKind = trace.WithSpanKind(trace.SpanKindClient)
+
 // ScopeName is the instrumentation scope of the spans and metrics.
 const ScopeName = "github.com/steadyhttp/steady/otelsteady"
 
@@ -103,16 +106,13 @@ func (a *Adapter) StartAttempt(e progress.Event) context.Context {
 	if port > 0 {
 		add(semconv.ServerPort(port))
 	}
-	add(semconv.URLFull(a.clean(e.URL)))
+	add(semconv.URLFull(a.cleanURL(e.URL)))
 	if resend {
 		add(semconv.HTTPRequestResendCount(e.Attempt - 1))
 	}
-	opts := [3]trace.SpanStartOption{
-		trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(kv[:n]...),
-		trace.WithTimestamp(stamp(e.Time)),
-	}
-	ctx, span := a.tracer.Start(ctx, spanName(method, original), opts[:]...)
+	// The span's times are the SDK's clock, read as the events are made:
+	// passing the events' own stamps would cost an allocation each.
+	ctx, span := a.tracer.Start(ctx, spanName(method, original), clientKind, trace.WithAttributes(kv[:n]...))
 	return context.WithValue(ctx, attemptKey{}, span)
 }
 
@@ -147,7 +147,7 @@ func (a *Adapter) Report(e progress.Event) {
 		a.outcome(span, e)
 		span.AddEvent(EventWait, trace.WithTimestamp(stamp(e.Time)), trace.WithAttributes(
 			attribute.String(KeyWaitReason, reason), attribute.Float64(KeyWaitDuration, e.Wait.Seconds())))
-		span.End(trace.WithTimestamp(stamp(e.Time)))
+		span.End()
 
 	case progress.Waiting:
 		reason := waitReason(e.Reason)
@@ -168,7 +168,7 @@ func (a *Adapter) Report(e progress.Event) {
 			return
 		}
 		a.outcome(span, e)
-		span.End(trace.WithTimestamp(stamp(e.Time)))
+		span.End()
 
 	case progress.Stopped:
 		reason := stopReason(e.Stop)
@@ -194,7 +194,7 @@ func (a *Adapter) Report(e progress.Event) {
 		span.AddEvent(EventStop, trace.WithTimestamp(stamp(e.Time)), trace.WithAttributes(attrs...))
 		if own {
 			a.outcome(span, e)
-			span.End(trace.WithTimestamp(stamp(e.Time)))
+			span.End()
 		}
 
 	case progress.QuotaSeen:
@@ -231,7 +231,7 @@ func (a *Adapter) outcome(span trace.Span, e progress.Event) {
 		if desc == "" {
 			desc = e.Reason
 		}
-		span.SetStatus(codes.Error, a.clean(desc))
+		span.SetStatus(codes.Error, a.cleanText(desc))
 	}
 }
 

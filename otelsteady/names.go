@@ -112,10 +112,20 @@ func stopReason(err error) string {
 	return StopOther
 }
 
+var errNoPort = errors.New("no port")
+
 // hostPort splits an event's host into server.address and server.port,
 // taking the port from the URL's scheme when the host names none.
 func hostPort(host, rawURL string) (string, int) {
-	h, p, err := net.SplitHostPort(host)
+	var (
+		h, p string
+		err  = errNoPort
+	)
+	// SplitHostPort allocates its error for a host without a port, the
+	// common case; a colon after any closing bracket means a port.
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && i > strings.LastIndexByte(host, ']') {
+		h, p, err = net.SplitHostPort(host)
+	}
 	if err != nil {
 		h = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 		switch {

@@ -6,22 +6,27 @@ import (
 	"github.com/steadyhttp/steady/credentials"
 )
 
-// clean is the one place recorded text passes through. The events' URLs
-// and error texts were redacted by the layer that made them; this adds two
-// guards, since telemetry leaves the process: every URL quoted in the text
-// is redacted again by parameter name (a lower layer may quote the URL as
-// it was sent, after the credentials layer re-encoded its query, which the
-// retry layer's own scrub, matching the caller's URL as written, misses),
-// and the client's key values are replaced wherever they appear.
-func (a *Adapter) clean(s string) string {
+// cleanText and cleanURL are the only ways recorded text passes. The
+// events' URLs and error texts were redacted by the layer that made them;
+// these add two guards, since telemetry leaves the process. In a text,
+// every URL quoted is redacted again by parameter name: a lower layer may
+// quote the URL as it was sent, after the credentials layer re-encoded its
+// query, which the retry layer's own scrub (of the caller's URL as
+// written) misses. In both, the client's key values are replaced wherever
+// they appear. The events' URLs were redacted by name from the parsed URL
+// and are not parsed again.
+func (a *Adapter) cleanText(s string) string {
 	if s == "" {
 		return s
 	}
-	s = redactQuotedURLs(s)
-	if len(a.secrets) > 0 {
-		s = credentials.Redact(s, a.secrets...)
+	return a.cleanURL(redactQuotedURLs(s))
+}
+
+func (a *Adapter) cleanURL(s string) string {
+	if len(a.secrets) == 0 || s == "" {
+		return s
 	}
-	return s
+	return credentials.Redact(s, a.secrets...)
 }
 
 // redactQuotedURLs redacts each http or https URL in s, up to the first
