@@ -30,7 +30,7 @@ func (a *Adapter) cleanURL(s string) string {
 }
 
 // redactQuotedURLs redacts each http or https URL in s, up to the first
-// space, quote or angle bracket after it.
+// space, quote or angle bracket after it, or the start of another URL.
 func redactQuotedURLs(s string) string {
 	if !strings.Contains(s, "://") {
 		return s
@@ -43,6 +43,12 @@ func redactQuotedURLs(s string) string {
 			break
 		}
 		end := i + strings.IndexAny(rest[i:]+" ", " \t\r\n\"'<>`")
+		// A URL written inside another ("http://https://u:p@h/") would
+		// hide its userinfo in the outer one's path: each starts anew.
+		from := i + strings.Index(rest[i:], "://") + 3
+		if j := indexURL(rest[from:end]); j >= 0 {
+			end = from + j
+		}
 		b.WriteString(rest[:i])
 		b.WriteString(credentials.RedactURLString(rest[i:end]))
 		rest = rest[end:]

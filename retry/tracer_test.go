@@ -227,3 +227,31 @@ func TestStoppedByPacingRefusal(t *testing.T) {
 		}
 	})
 }
+
+// TestSuccessPathAllocations: a call without a reporter allocates nothing
+// of its own, and a plain reporter costs only the redacted URL, computed
+// once for all the call's events: the events' Context and Stop fields are
+// free.
+func TestSuccessPathAllocations(t *testing.T) {
+	resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody}
+	inner := roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })
+	req := get(context.Background(), api+"?page=2")
+	for _, c := range []struct {
+		name string
+		rep  progress.Reporter
+		want float64
+	}{
+		{"no reporter", nil, 0},
+		{"a plain reporter", progress.ReporterFunc(func(progress.Event) {}), 1},
+	} {
+		rt := retry.New(inner, retry.Policy{Reporter: c.rep})
+		got := testing.AllocsPerRun(100, func() {
+			if _, err := rt.RoundTrip(req); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if got != c.want {
+			t.Errorf("%s: %v allocations a call, want %v", c.name, got, c.want)
+		}
+	}
+}
