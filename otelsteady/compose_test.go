@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/otelsteady"
 	"github.com/steadyhttp/steady/retry"
 )
@@ -127,4 +128,58 @@ func TestAboveOtelhttp(t *testing.T) {
 		"otelhttp server <- otelhttp client",
 	})
 	r.sameTrace(t)
+}
+
+// TestPropagatingBelowTheClient: the client's bottom transport writes each
+// attempt's trace context into its headers, so the server's spans hang
+// under steady's attempt spans, with no second client span; the caller's
+// request keeps its headers.
+func TestPropagatingBelowTheClient(t *testing.T) {
+	r := newRig(t)
+	srv := server(t, r)
+	c, err := steady.New(steady.Options{BaseURL: srv.URL, Reporter: r.adapter,
+		Transport: otelsteady.Propagating(srv.Client().Transport, propagation.TraceContext{}),
+		Policy:    retry.Policy{InitialBackoff: 1e6}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	ctx, span := r.caller(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/items", nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	span.End()
+	if len(req.Header) != 0 {
+		t.Errorf("the caller's request gained headers: %v", req.Header)
+	}
+	diff(t, "span tree", tree(r.spans.Ended()), []string{
+		"caller <- (root)",
+		"steady attempt <- caller",
+		"otelhttp server <- steady attempt",
+		"steady attempt (resend 1) <- caller",
+		"otelhttp server <- steady attempt (resend 1)",
+	})
+	r.sameTrace(t)
+}
+
+// TestPropagatingWithoutATrace: no span in the context, nothing to write:
+// the request goes through as it came.
+func TestPropagatingWithoutATrace(t *testing.T) {
+	var got *http.Request
+	rt := otelsteady.Propagating(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		got = r
+		return respond(r, 200, nil, ""), nil
+	}), propagation.TraceContext{})
+	req, _ := http.NewRequest(http.MethodGet, "https://api.example.gov/", nil)
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got != req {
+		t.Error("a request with nothing to propagate was copied")
+	}
 }

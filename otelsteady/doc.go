@@ -37,13 +37,15 @@
 // otelhttp's transport as the bottom of a hand-built stack): for each
 // attempt, steady's span, and under it otelhttp's client span, whose
 // context otelhttp propagates, so the server's spans hang under the
-// attempt. This is the stack to choose for propagation: steady does not
-// inject trace headers itself. otelhttp's span ends when the body is
+// attempt. The adapter writes no trace headers itself: otelhttp below
+// steady does, or [Propagating], a bottom transport that only writes them,
+// for a second span per attempt saved. otelhttp's span ends when the body is
 // closed, which may be after steady's span ended. Put otelhttp above the
 // credentials layer, never below it: below, it sees the URL with a key
 // sent as a query parameter, and records it. With the [steady.Client]
-// facade, whose Options.Transport is below the credentials layer, do this
-// only when the keys travel in headers.
+// facade, whose Options.Transport is below the credentials layer, put
+// otelhttp there only when the keys travel in headers; [Propagating] is
+// safe there, since it records nothing.
 //
 // otelhttp above steady (otelhttp.NewTransport over the client's
 // transport): otelhttp's one span is the logical request; steady's attempt
