@@ -32,6 +32,7 @@ type job struct {
 	format  string // "jsonl" or "csv"
 	out     string // "" means w
 	w       io.Writer
+	label   string // what w is called in messages ("" means stdout)
 	resume  bool
 	force   bool
 }
@@ -168,10 +169,10 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 		if old.URL != fresh.URL || old.Pages != fresh.Pages || old.Items != fresh.Items || old.Format != fresh.Format || old.MaxRows != fresh.MaxRows {
 			return nil, nil, usagef("the saved harvest in %s is of %s with other options; repeat its command line or use --force", state, credentials.RedactURLString(old.URL))
 		}
-		if err := checkDestination(j.out, j.force); err != nil {
+		if err := j.checkFile(); err != nil {
 			return nil, nil, err
 		}
-		f, err := os.OpenFile(partial, os.O_RDWR, 0)
+		f, err := openPrivate(partial, false)
 		if err != nil {
 			return nil, nil, usagef("cannot resume: %v", unwrapPathError(err))
 		}
@@ -187,10 +188,10 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 	case old != nil && !j.force:
 		return nil, nil, usagef("an interrupted harvest into %s exists; continue it with --resume or start over with --force", j.out)
 	}
-	if err := checkDestination(j.out, j.force); err != nil {
+	if err := j.checkFile(); err != nil {
 		return nil, nil, err
 	}
-	f, err := os.OpenFile(partial, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := openPrivate(partial, true)
 	if err != nil {
 		return nil, nil, usagef("cannot write the output %s: %v", partial, unwrapPathError(err))
 	}
@@ -202,17 +203,31 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 	return f, fresh, nil
 }
 
+// checkFile makes sure the output is a regular file (or none yet): the
+// partial file and the state live beside it, and only it can be replaced by
+// a rename at the end.
+func (j *job) checkFile() error {
+	kind, err := checkOutput(j.out, j.force)
+	if err == nil && kind != destFile {
+		err = usagef("the output %s is not a regular file: a harvest into it cannot keep a partial file and a state beside it", j.out)
+	}
+	return err
+}
+
 // finish renames the partial file to the output: the walk is complete.
 func (j *job) finish(file *os.File, st *harvestState, res *result) error {
 	res.complete = true
 	if file == nil {
 		return nil
 	}
+	if err := file.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", j.name(), err)
+	}
 	if err := file.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", j.name(), err)
 	}
-	if err := os.Rename(partialPath(j.out), j.out); err != nil {
-		return fmt.Errorf("writing %s: %w", j.out, err)
+	if err := replaceWith(partialPath(j.out), j.out); err != nil {
+		return err
 	}
 	os.Remove(statePath(j.out))
 	return nil
@@ -266,10 +281,13 @@ func transient(err error) bool {
 }
 
 func (j *job) name() string {
-	if j.out == "" {
-		return "stdout"
+	switch {
+	case j.out != "":
+		return j.out
+	case j.label != "":
+		return j.label
 	}
-	return j.out
+	return "stdout"
 }
 
 func newHarvest(g *globals) *cobra.Command {
@@ -325,16 +343,38 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 			if !cmd.Flags().Changed("items") {
 				items = defaultItems(pages)
 			}
+			// A regular file gets a partial file and a state; standard
+			// output and special files are streamed into, with no resume.
+			w, file, label := cmd.OutOrStdout(), out, ""
+			if out != "" {
+				kind, err := checkOutput(out, force)
+				if err != nil {
+					return err
+				}
+				switch {
+				case kind != destFile && resume:
+					return usagef("--resume needs the regular -o file of the interrupted harvest, not %s", out)
+				case kind == destStdout:
+					file = ""
+				case kind == destSpecial:
+					f, err := openSpecial(out)
+					if err != nil {
+						return err
+					}
+					defer f.Close()
+					w, file, label = f, "", out
+				}
+			}
 			client, r, err := g.clientFor(target, retry.Policy{RetryStatus: retry.AnyServerError})
 			if err != nil {
 				return err
 			}
 			defer client.CloseIdleConnections()
 			j := &job{client: client, origin: target, pages: pages, next: next, items: items,
-				maxRows: maxRows, format: fmtName, out: out, w: cmd.OutOrStdout(), resume: resume, force: force}
+				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force}
 			res, err := j.run(cmd.Context(), r)
 			r.Close()
-			if err == nil && out != "" && !g.quiet {
+			if err == nil && file != "" && !g.quiet {
 				fmt.Fprintf(g.stderr, "harvested %d rows in %d pages into %s (%s)\n", res.rows, res.pages, out, res.elapsed.Round(time.Millisecond))
 			}
 			return err

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
-	"path/filepath"
 
 	"github.com/steadyhttp/steady/credentials"
 )
@@ -56,7 +54,7 @@ func stripCredentials(u *url.URL) string {
 }
 
 func loadState(path string) (*harvestState, error) {
-	b, err := os.ReadFile(path)
+	b, err := readPrivate(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -75,21 +73,7 @@ func (s *harvestState) save(path string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	if err := writeFileAtomic(path, b); err != nil {
 		return fmt.Errorf("saving the harvest state: %w", err)
 	}
 	return nil
