@@ -33,6 +33,9 @@ type job struct {
 	out     string // "" means w
 	w       io.Writer
 	label   string // what w is called in messages ("" means stdout)
+	// wrap, when set, wraps the partial file's writer: tests inject
+	// failing disks with it.
+	wrap func(io.Writer) io.Writer
 	resume  bool
 	force   bool
 }
@@ -99,6 +102,9 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 		}
 		defer file.Close()
 		w = file
+		if j.wrap != nil {
+			w = j.wrap(file)
+		}
 		res.resumed = j.resume
 	}
 	sink := newSink(j.format, w, st.Columns)
@@ -115,16 +121,22 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 	if err != nil {
 		return res, &usageError{err: err}
 	}
+	cp := newCheckpoint(file, statePath(j.out), st.Offset)
 	for page, werr := range walk.All(ctx) {
 		if werr != nil {
 			err = werr
 			break
 		}
-		if err = sink.writePage(st.Done+1, page.Items); err != nil {
-			break
+		// A page counts only once it is written: until then the state on
+		// disk still names it, so a failed write (a CSV item that is not
+		// an object, a full disk, a file-size limit) is fetched again on
+		// resume rather than skipped.
+		if err = sink.writePage(st.Done+1, page.Items); err == nil {
+			err = sink.flush()
 		}
-		if err = sink.flush(); err != nil {
+		if err != nil {
 			err = fmt.Errorf("writing %s: %w", j.name(), err)
+			cp.rollback()
 			break
 		}
 		st.Done++
@@ -139,17 +151,12 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 			continue
 		}
 		st.Next = stripCredentials(page.Next)
-		if file != nil {
-			if st.Offset, err = file.Seek(0, io.SeekCurrent); err != nil {
-				break
-			}
-			if err = st.save(statePath(j.out)); err != nil {
-				break
-			}
+		if err = cp.pageDone(st); err != nil {
+			break
 		}
 	}
 	if err != nil {
-		return res, j.interrupted(err, walk.Summary(), st)
+		return res, j.interrupted(err, st)
 	}
 	return res, j.finish(file, st, &res)
 }
@@ -176,6 +183,16 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 		if err != nil {
 			return nil, nil, usagef("cannot resume: %v", unwrapPathError(err))
 		}
+		if fi, err := f.Stat(); err != nil || fi.Size() < old.Offset {
+			f.Close()
+			size := int64(-1)
+			if fi != nil {
+				size = fi.Size()
+			}
+			return nil, nil, usagef("cannot resume: %s holds %d bytes, shorter than the %d bytes of whole pages %s records; rows were lost from it (a crash that lost data, or an edit), so start over with --force", partial, size, old.Offset, state)
+		}
+		// Bytes past the offset are a page the state does not count (a
+		// kill between its write and the state's): they are fetched again.
 		if err := f.Truncate(old.Offset); err != nil {
 			f.Close()
 			return nil, nil, err
@@ -236,14 +253,12 @@ func (j *job) finish(file *os.File, st *harvestState, res *result) error {
 // interrupted explains a walk that ended early. Every whole page is already
 // in the partial file and the state says where to continue, so nothing
 // fetched is lost whatever the cause.
-func (j *job) interrupted(err error, sum paginate.Summary, st *harvestState) error {
+func (j *job) interrupted(err error, st *harvestState) error {
 	if j.out == "" {
 		return err
 	}
-	if sum.Next != nil {
-		st.Next = stripCredentials(sum.Next)
-		_ = st.save(statePath(j.out))
-	}
+	// The state on disk is the resume point: the first page not durably
+	// written. Nothing here moves it.
 	if st.Next == "" {
 		// Nothing to resume from (a refused next link): keep the rows, drop
 		// the state, so no resume can fetch a written page again.
