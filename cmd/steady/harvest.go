@@ -35,9 +35,9 @@ type job struct {
 	label   string // what w is called in messages ("" means stdout)
 	// wrap, when set, wraps the partial file's writer: tests inject
 	// failing disks with it.
-	wrap func(io.Writer) io.Writer
-	resume  bool
-	force   bool
+	wrap   func(io.Writer) io.Writer
+	resume bool
+	force  bool
 }
 
 type result struct {
@@ -122,9 +122,10 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 		return res, &usageError{err: err}
 	}
 	cp := newCheckpoint(file, statePath(j.out), st.Offset)
+	ctx, outcome := retry.WithOutcome(ctx) // the last page's: why retrying stopped
 	for page, werr := range walk.All(ctx) {
 		if werr != nil {
-			err = werr
+			err = rateLimited(werr, outcome)
 			break
 		}
 		// A page counts only once it is written: until then the state on
@@ -255,6 +256,9 @@ func (j *job) finish(file *os.File, st *harvestState, res *result) error {
 // fetched is lost whatever the cause.
 func (j *job) interrupted(err error, st *harvestState) error {
 	if j.out == "" {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("interrupted after %d rows written to %s (without -o a harvest cannot be resumed): %w", st.Rows, j.name(), err)
+		}
 		return err
 	}
 	// The state on disk is the resume point: the first page not durably
@@ -273,6 +277,33 @@ func (j *job) interrupted(err error, st *harvestState) error {
 		err, st.Rows, partialPath(j.out))
 }
 
+// rateLimitedError is a walk stopped by a rate limit that steady would not
+// wait out: it exits 4, as get's [*steady.RateLimitError] does.
+type rateLimitedError struct {
+	err  error
+	wait time.Duration // the server's hint, 0 when it gave none
+}
+
+func (e *rateLimitedError) Error() string {
+	if e.wait > 0 {
+		return fmt.Sprintf("%v; the server asked to wait %v, longer than steady waits", e.err, e.wait.Round(time.Second))
+	}
+	return e.err.Error()
+}
+func (e *rateLimitedError) Unwrap() error { return e.err }
+
+// rateLimited marks err as a rate limit when the page failed with a final
+// 429, or retrying stopped because the wait asked for (Retry-After, or a
+// quota's reset) is past the cap.
+func rateLimited(err error, out *retry.Outcome) error {
+	var pe *paginate.Error
+	is429 := errors.As(err, &pe) && pe.Status == 429
+	if is429 || errors.Is(out.Stop, retry.ErrRetryAfter) || errors.Is(out.Stop, retry.ErrRateLimited) {
+		return &rateLimitedError{err: err, wait: out.RetryAfter}
+	}
+	return err
+}
+
 // transient reports whether trying later might get further: retrying ran
 // out (attempts, stall budget, rate limit, budget), a retryable status, or
 // the user stopped the run.
@@ -284,6 +315,8 @@ func transient(err error) bool {
 		errors.Is(err, retry.ErrExhausted), errors.Is(err, retry.ErrStalled),
 		errors.Is(err, retry.ErrRetryAfter), errors.Is(err, retry.ErrBudget),
 		errors.Is(err, retry.ErrRateLimited):
+		return true
+	case errors.As(err, new(*rateLimitedError)):
 		return true
 	case errors.As(err, &r):
 		return r.Retryable()
