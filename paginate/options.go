@@ -77,6 +77,8 @@ type plan struct {
 	mask  uint8
 	// redact hides Options.Secrets in errors and events.
 	redact *redactor
+	// client is the walk's client with the policy on its redirects.
+	client *http.Client
 }
 
 func (p *plan) wantItems() bool { return p.mask&1 != 0 }

@@ -118,6 +118,7 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 			yield(nil, err)
 			return
 		}
+		pl.client = guardRedirects(w.client, pl.policy)
 		reqCtx := liveness.WithBodyInAttempt(ctx, pl.limit)
 		seen := map[string]struct{}{pl.first.String(): {}}
 		var hints hints

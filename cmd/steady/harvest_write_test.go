@@ -32,6 +32,7 @@ type pageServer struct {
 	pages []string
 	hdr   http.Header // extra headers on every page
 	fail  map[int]int // page -> status to answer instead
+	base  string      // where links point ("": the server itself)
 }
 
 func newPageServer(t *testing.T, pages ...string) *pageServer {
@@ -61,7 +62,11 @@ func (s *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if n < len(s.pages) {
-		w.Header().Set("Link", fmt.Sprintf(`<%s/?page=%d>; rel="next"`, s.URL, n+1))
+		base := s.base
+		if base == "" {
+			base = s.URL
+		}
+		w.Header().Set("Link", fmt.Sprintf(`<%s/?page=%d>; rel="next"`, base, n+1))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	io.WriteString(w, s.pages[n-1])
