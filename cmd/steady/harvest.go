@@ -28,6 +28,7 @@ type job struct {
 	pages   string   // the --pages text
 	next    paginate.Next
 	items   string
+	total   string // the --total field ("": the defaults)
 	maxRows int
 	format  string // "jsonl" or "csv"
 	out     string // "" means w
@@ -113,7 +114,7 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 		return res, j.finish(file, st, &res)
 	}
 
-	opt := paginate.Options{Next: j.next, Items: j.items, Reporter: rep}
+	opt := paginate.Options{Next: j.next, Items: j.items, TotalField: j.total, Reporter: rep}
 	if j.maxRows > 0 {
 		opt.MaxRows = j.maxRows - int(st.Rows)
 	}
@@ -142,6 +143,11 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 		}
 		st.Done++
 		st.Rows += int64(len(page.Items))
+		if page.Number == 1 {
+			if t := walk.Summary().Total; t > 0 {
+				st.Total = t // kept for a resume, whose first page may not say
+			}
+		}
 		st.Columns = sink.columns()
 		res.rows, res.pages = st.Rows, st.Done
 		if page.Next == nil {
@@ -159,7 +165,38 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 	if err != nil {
 		return res, j.interrupted(err, st)
 	}
+	if err := j.short(walk.Summary(), st, file); err != nil {
+		return res, err
+	}
 	return res, j.finish(file, st, &res)
+}
+
+// short fails a walk that ended with fewer rows than the server announced
+// (ADR 143): a wrong --pages or --items, or a server that stopped early,
+// must not pass as a whole harvest. The rows stay where they were written;
+// a file keeps its .partial name, and its state goes, since the walk has
+// no page left to resume from.
+func (j *job) short(sum paginate.Summary, st *harvestState, file *os.File) error {
+	if sum.Total > 0 {
+		st.Total = sum.Total
+	}
+	want := st.Total
+	if j.maxRows > 0 {
+		want = min(want, int64(j.maxRows))
+	}
+	if st.Rows >= want {
+		return nil
+	}
+	where := "were written to " + j.name()
+	if file != nil {
+		if err := file.Sync(); err != nil {
+			return fmt.Errorf("writing %s: %w", j.name(), err)
+		}
+		os.Remove(statePath(j.out))
+		where = "are kept in " + partialPath(j.out)
+	}
+	return fmt.Errorf("the server announced %d rows, but the walk ended after %d: the pages may be linked another way (--pages, --items) or the server stopped early; the %d rows %s",
+		st.Total, st.Rows, st.Rows, where)
 }
 
 // open prepares the partial file: a new one, or, with --resume, the old one
@@ -340,9 +377,9 @@ func (j *job) name() string {
 
 func newHarvest(g *globals) *cobra.Command {
 	var (
-		pages, items, out, format string
-		maxRows                   int
-		resume, force             bool
+		pages, items, out, format, total string
+		maxRows                          int
+		resume, force                    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "harvest URL",
@@ -418,7 +455,7 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 				return err
 			}
 			defer client.CloseIdleConnections()
-			j := &job{client: client, origin: target, pages: pages, next: next, items: items,
+			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total,
 				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force}
 			res, err := j.run(cmd.Context(), r)
 			r.Close()
@@ -432,6 +469,7 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 	f.StringVar(&pages, "pages", "link", "how pages are linked: link, json-links or cursor:FIELD:PARAM")
 	f.StringVar(&items, "items", "", "where the items are in a page (default: top-level array; features for json-links; data for cursor)")
 	f.StringVarP(&out, "output", "o", "", "output file, .jsonl or .csv (default: JSONL on stdout)")
+	f.StringVar(&total, "total", "", "where the first page says how many items there are, a dotted path such as meta.total (default: the X-Total-Count header, or numberMatched)")
 	f.StringVar(&format, "format", "", "output format, jsonl or csv (default: from the file's extension)")
 	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")

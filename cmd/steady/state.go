@@ -26,7 +26,8 @@ type harvestState struct {
 	Next    string `json:"next"` // the page to fetch next
 	Done    int    `json:"pages_done"`
 	Rows    int64  `json:"rows"`
-	Offset  int64  `json:"offset"` // bytes of the partial file that hold whole pages
+	Offset  int64  `json:"offset"`          // bytes of the partial file that hold whole pages
+	Total   int64  `json:"total,omitempty"` // rows the server announced; 0: none
 	// Columns is the CSV header written, nil while none is: an empty
 	// list is a header of _extra alone.
 	Columns []string `json:"columns"`
