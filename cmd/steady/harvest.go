@@ -398,9 +398,14 @@ With -o the output appears only when the walk is complete: items go to
 FILE.partial and FILE.state.json records each finished page. After an
 interruption (exit 3) or any failure, run the same command with --resume to
 continue from the last page received, without duplicating or losing a row.
-CSV columns are the union of the keys of the first page's items, in the
+A walk that ends with fewer rows than the first page announced
+(X-Total-Count, numberMatched, or the field --total names) fails with both
+numbers; the rows stay in FILE.partial.
+CSV columns are the union of the keys of the first rows' items, in the
 order first seen; fields first seen later go, as a JSON object, to the last
-column, _extra. Without -o, items are written to stdout as JSONL.`,
+column, _extra. Without -o, or with -o -, items are written to stdout as
+JSONL; a FIFO or device (/dev/null) is written into, never replaced, with no
+resume; a symbolic link as the output is refused.`,
 		Example: `  steady harvest https://api.example.gov/v1/items -o items.jsonl
   steady harvest https://api.example.gov/collections/x/items --pages json-links --items features -o x.csv
   steady harvest https://api.example.gov/v1/events --pages cursor:next_cursor:cursor --items data --max-rows 5000
