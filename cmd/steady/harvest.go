@@ -411,7 +411,7 @@ resume; a symbolic link as the output is refused.`,
   steady harvest https://api.example.gov/v1/events --pages cursor:next_cursor:cursor --items data --max-rows 5000
   steady harvest https://api.example.gov/v1/items -o items.jsonl --resume`,
 		Args: exactlyOneURL,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (runErr error) {
 			target, err := parseTarget(args[0])
 			if err != nil {
 				return err
@@ -451,7 +451,11 @@ resume; a symbolic link as the output is refused.`,
 					if err != nil {
 						return err
 					}
-					defer f.Close()
+					defer func() {
+						if cerr := f.Close(); runErr == nil && cerr != nil {
+							runErr = fmt.Errorf("writing %s: %w", out, cerr)
+						}
+					}()
 					w, file, label = f, "", out
 				}
 			}
