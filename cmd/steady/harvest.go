@@ -28,7 +28,8 @@ type job struct {
 	pages   string   // the --pages text
 	next    paginate.Next
 	items   string
-	total   string // the --total field ("": the defaults)
+	total   string   // the --total field ("": the defaults)
+	allow   []string // --allow-host: hosts besides the first URL's
 	maxRows int
 	format  string // "jsonl" or "csv"
 	out     string // "" means w
@@ -115,6 +116,9 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 	}
 
 	opt := paginate.Options{Next: j.next, Items: j.items, TotalField: j.total, Reporter: rep}
+	if len(j.allow) > 0 {
+		opt.AllowedHosts = append([]string{j.origin.Host}, j.allow...)
+	}
 	if j.maxRows > 0 {
 		opt.MaxRows = j.maxRows - int(st.Rows)
 	}
@@ -127,6 +131,10 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 	for page, werr := range walk.All(ctx) {
 		if werr != nil {
 			err = rateLimited(werr, outcome)
+			var pe *paginate.Error
+			if errors.As(werr, &pe) && errors.Is(pe, paginate.ErrCrossHost) {
+				err = fmt.Errorf("%w; --allow-host %s follows it, if that host is trusted", err, pe.Host)
+			}
 			break
 		}
 		// A page counts only once it is written: until then the state on
@@ -378,6 +386,7 @@ func (j *job) name() string {
 func newHarvest(g *globals) *cobra.Command {
 	var (
 		pages, items, out, format, total string
+		allow                            []string
 		maxRows                          int
 		resume, force                    bool
 	)
@@ -430,6 +439,11 @@ resume; a symbolic link as the output is refused.`,
 			if err != nil {
 				return err
 			}
+			for _, h := range allow {
+				if h == "" || strings.ContainsAny(h, "/ \t\r\n@") {
+					return usagef("--allow-host %q: want a host or host:port", h)
+				}
+			}
 			if !cmd.Flags().Changed("items") {
 				items = defaultItems(pages)
 			}
@@ -464,7 +478,7 @@ resume; a symbolic link as the output is refused.`,
 				return err
 			}
 			defer client.CloseIdleConnections()
-			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total,
+			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total, allow: allow,
 				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force}
 			res, err := j.run(cmd.Context(), r)
 			r.Close()
@@ -479,6 +493,7 @@ resume; a symbolic link as the output is refused.`,
 	f.StringVar(&items, "items", "", "where the items are in a page (default: top-level array; features for json-links; data for cursor)")
 	f.StringVarP(&out, "output", "o", "", "output file, .jsonl or .csv (default: JSONL on stdout)")
 	f.StringVar(&total, "total", "", "where the first page says how many items there are, a dotted path such as meta.total (default: the X-Total-Count header, or numberMatched)")
+	f.StringArrayVar(&allow, "allow-host", nil, "a host (host or host:port) that next links and redirects may lead to besides the URL's own (repeatable); the API key is never sent there")
 	f.StringVar(&format, "format", "", "output format, jsonl or csv (default: from the file's extension)")
 	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")
