@@ -115,10 +115,10 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 		return res, j.finish(file, st, &res)
 	}
 
-	opt := paginate.Options{Next: j.next, Items: j.items, TotalField: j.total, Reporter: rep}
-	if len(j.allow) > 0 {
-		opt.AllowedHosts = append([]string{j.origin.Host}, j.allow...)
-	}
+	// The hosts are the first URL's and --allow-host's, named even on a
+	// resume, whose first request is the saved next page.
+	opt := paginate.Options{Next: j.next, Items: j.items, TotalField: j.total, Reporter: rep,
+		AllowedHosts: j.policy().AllowedHosts}
 	if j.maxRows > 0 {
 		opt.MaxRows = j.maxRows - int(st.Rows)
 	}
@@ -222,6 +222,12 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 		if old.URL != fresh.URL || old.Pages != fresh.Pages || old.Items != fresh.Items || old.Format != fresh.Format || old.MaxRows != fresh.MaxRows {
 			return nil, nil, usagef("the saved harvest in %s is of %s with other options; repeat its command line or use --force", state, credentials.RedactURLString(old.URL))
 		}
+		// The state is a file anyone with access to the directory could
+		// edit: its next page must be one a link could have led to.
+		next, err := url.Parse(old.Next)
+		if err != nil || j.policy().Check(next, j.origin) != nil {
+			return nil, nil, usagef("the state file %s names a next page off the harvest's hosts; it is damaged or was edited, use --force to start over", state)
+		}
 		if err := j.checkFile(); err != nil {
 			return nil, nil, err
 		}
@@ -264,6 +270,12 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 		return nil, nil, usagef("cannot write the output %s: %v", state, unwrapPathError(err))
 	}
 	return f, fresh, nil
+}
+
+// policy is the next-link policy of the harvest: its first URL's host and
+// the --allow-host ones.
+func (j *job) policy() paginate.Policy {
+	return paginate.Policy{AllowedHosts: append([]string{j.origin.Host}, j.allow...)}
 }
 
 // checkFile makes sure the output is a regular file (or none yet): the
