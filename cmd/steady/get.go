@@ -49,7 +49,7 @@ with the attempts made and why retrying stopped.`,
 			if outPath == "" {
 				outPath = "-"
 			}
-			out, err := createOutput(outPath, force, cmd.OutOrStdout())
+			out, err := createOutput(cmd.Context(), outPath, force, cmd.OutOrStdout())
 			if err != nil {
 				return err
 			}

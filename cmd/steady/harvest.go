@@ -473,7 +473,7 @@ resume; a symbolic link as the output is refused.`,
 				case kind == destStdout:
 					file = ""
 				case kind == destSpecial:
-					f, err := openSpecial(out)
+					f, err := openSpecial(cmd.Context(), out)
 					if err != nil {
 						return err
 					}

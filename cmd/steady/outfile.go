@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -84,18 +85,44 @@ func kindOf(m fs.FileMode) string {
 
 // openSpecial opens an existing FIFO or character device for writing. It
 // never creates or truncates, and it checks what it opened, so a file
-// swapped in after checkOutput is refused unchanged.
-func openSpecial(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|noCTTY, 0)
-	if err != nil {
-		return nil, usagef("cannot write the output %s: %v", path, unwrapPathError(err))
+// swapped in after checkOutput is refused unchanged. Opening a FIFO waits
+// for a reader; when ctx ends first (Ctrl-C), the wait ends with it.
+func openSpecial(ctx context.Context, path string) (*os.File, error) {
+	type opened struct {
+		f   *os.File
+		err error
 	}
-	st, err := f.Stat()
+	done := make(chan opened, 1)
+	go func() {
+		f, err := os.OpenFile(path, os.O_WRONLY|noCTTY, 0)
+		done <- opened{f, err}
+	}()
+	var o opened
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		// Be the FIFO's reader for a moment, so that the open returns
+		// and its file can be closed rather than left blocked.
+		if st, err := os.Stat(path); err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
+			// Not a FIFO: an open that blocks ends with the process.
+		} else if r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			o = <-done
+			r.Close()
+			if o.f != nil {
+				o.f.Close()
+			}
+		}
+		return nil, fmt.Errorf("opening the output %s: %w", path, context.Cause(ctx))
+	}
+	if o.err != nil {
+		return nil, usagef("cannot write the output %s: %v", path, unwrapPathError(o.err))
+	}
+	st, err := o.f.Stat()
 	if err != nil || !inPlace(st.Mode()) {
-		f.Close()
+		o.f.Close()
 		return nil, usagef("the output %s changed while it was opened; refusing to write it", path)
 	}
-	return f, nil
+	return o.f, nil
 }
 
 // output is what get -o and simulate --plot write: standard output, a
@@ -111,7 +138,7 @@ type output struct {
 // createOutput checks path and opens it for writing; stdout is where "-"
 // goes. It fails at once, with the path named, when the directory is not
 // writable.
-func createOutput(path string, force bool, stdout io.Writer) (*output, error) {
+func createOutput(ctx context.Context, path string, force bool, stdout io.Writer) (*output, error) {
 	kind, err := checkOutput(path, force)
 	if err != nil {
 		return nil, err
@@ -121,7 +148,7 @@ func createOutput(path string, force bool, stdout io.Writer) (*output, error) {
 	case destStdout:
 		o.w = stdout
 	case destSpecial:
-		if o.f, err = openSpecial(path); err != nil {
+		if o.f, err = openSpecial(ctx, path); err != nil {
 			return nil, err
 		}
 		o.w = o.f

@@ -1,5 +1,5 @@
-//go:build linux
-
+// Tests that watch the built binary through the kernel: its system calls
+// (strace) and where its threads wait (/proc).
 package main
 
 import (
@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/steadyhttp/steady/steadytest"
 )
@@ -139,4 +141,59 @@ func TestBinaryHarvestSyncsDataBeforeState(t *testing.T) {
 		t.Errorf("%d renames in %d calls, want 6", renames, len(calls))
 	}
 	checkExact(t, rowsOf(t, out), 500)
+}
+
+// blockedIn reports whether a thread of process pid waits in the kernel
+// function named (its wchan).
+func blockedIn(pid int, fn string) bool {
+	tasks, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "wchan"))
+	for _, t := range tasks {
+		if b, _ := os.ReadFile(t); string(b) == fn {
+			return true
+		}
+	}
+	return false
+}
+
+// -o onto a FIFO that nobody reads waits for a reader; Ctrl-C must end the
+// wait (it used to leave the process blocked in open until killed).
+func TestBinaryCtrlCWhileWaitingForFIFOReader(t *testing.T) {
+	bin := binary(t)
+	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 10})
+	defer srv.Close()
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	for _, args := range [][]string{
+		{"get", "-q", srv.URL + "/items", "-o", fifo},
+		{"harvest", "-q", srv.URL + "/items", "-o", fifo},
+	} {
+		cmd := exec.Command(bin, args...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		for !blockedIn(cmd.Process.Pid, "wait_for_partner") {
+			select {
+			case <-exited:
+				t.Fatalf("%s exited before waiting for a reader: %s", args[0], stderr.String())
+			case <-time.After(5 * time.Millisecond): // polling /proc; not a timing assertion
+			}
+		}
+		cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			t.Fatalf("%s still waiting for a reader 30s after Ctrl-C", args[0])
+		}
+		if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(stderr.String(), "interrupted") {
+			t.Fatalf("%s: exit %d, %q; want 3", args[0], code, stderr.String())
+		}
+	}
 }
