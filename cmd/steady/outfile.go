@@ -50,7 +50,7 @@ func checkOutput(path string, force bool) (destKind, error) {
 		// writing through it lets whoever made the link choose the file,
 		// and replacing it would replace the link (as root: /dev/stdout).
 		if st, err := os.Stat(path); err == nil && inPlace(st.Mode()) {
-			return destSpecial, nil
+			return destSpecial, checkOwner(path, st)
 		}
 		return 0, usagef("the output %s is a symbolic link; steady neither writes through nor replaces one: name the file itself (or -o - for standard output)", path)
 	}
@@ -58,13 +58,23 @@ func checkOutput(path string, force bool) (destKind, error) {
 	case mode.IsDir():
 		return 0, usagef("the output %s is a directory", path)
 	case inPlace(mode):
-		return destSpecial, nil
+		return destSpecial, checkOwner(path, lst)
 	case !mode.IsRegular():
 		return 0, usagef("the output %s is a %s, which steady does not write", path, kindOf(mode))
 	case !force:
 		return 0, usagef("the output %s exists; use --force to replace it", path)
 	}
 	return destFile, nil
+}
+
+// checkOwner refuses a FIFO or device that is neither the caller's nor
+// root's: one planted where the output should go (a FIFO in /tmp, a link
+// to another user's terminal) would hand the data to whoever planted it.
+func checkOwner(path string, fi fs.FileInfo) error {
+	if owner, ok := ownerOf(fi); ok && owner != 0 && owner != os.Geteuid() {
+		return usagef("the output %s is a %s owned by another user (uid %d); steady writes only into special files that are yours or root's", path, describe(fi.Mode()), owner)
+	}
+	return nil
 }
 
 // inPlace reports whether a file of this mode is written into rather than
@@ -121,6 +131,10 @@ func openSpecial(ctx context.Context, path string) (*os.File, error) {
 	if err != nil || !inPlace(st.Mode()) {
 		o.f.Close()
 		return nil, usagef("the output %s changed while it was opened; refusing to write it", path)
+	}
+	if err := checkOwner(path, st); err != nil {
+		o.f.Close()
+		return nil, err
 	}
 	return o.f, nil
 }

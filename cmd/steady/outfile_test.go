@@ -353,3 +353,48 @@ func TestOutputIntoFailingDevice(t *testing.T) {
 		t.Fatalf("%s changed: %v %v", full, st, err)
 	}
 }
+
+// A FIFO planted where the output should go, by another user, would hand
+// them the data: refused without being opened. The same for a link to
+// another user's device (their terminal, say).
+func TestOutputSpecialFileOfAnotherUserIsRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a file of another user needs root")
+	}
+	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 10})
+	defer srv.Close()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "out.json")
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Skip(err)
+	}
+	os.Chown(fifo, 65534, 65534)
+	// A reader that never blocks: were the FIFO written, it would get the
+	// data.
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	dev := filepath.Join(dir, "their-tty")
+	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(dev, 65534, 65534)
+	link := filepath.Join(dir, "link.json")
+	os.Symlink(dev, link)
+	for _, args := range [][]string{
+		{"get", "-q", srv.URL + "/items", "-o", fifo},
+		{"harvest", "-q", srv.URL + "/items", "-o", fifo},
+		{"get", "-q", srv.URL + "/items", "-o", dev},
+		{"get", "-q", srv.URL + "/items", "-o", link},
+	} {
+		code, _, errText := cli(t, args...)
+		if code != exitUsage || !strings.Contains(errText, "another user") {
+			t.Errorf("%v: exit %d, %q; want 2 naming the owner", args, code, errText)
+		}
+	}
+	if b, _ := io.ReadAll(r); len(b) != 0 {
+		t.Fatalf("the other user's FIFO received %q", b)
+	}
+}

@@ -21,3 +21,11 @@ func linkCount(fi fs.FileInfo) uint64 {
 	}
 	return 1
 }
+
+// ownerOf is the uid that owns fi's file.
+func ownerOf(fi fs.FileInfo) (int, bool) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid), true
+	}
+	return 0, false
+}
