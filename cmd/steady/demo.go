@@ -131,6 +131,8 @@ pages, attempts, retries by cause, time spent waiting by reason.`,
 	f.StringVar(&style, "style", "link", "pagination style: link, json-links or cursor")
 	f.StringVarP(&out, "output", "o", "", "write the rows here (default: a new temporary file)")
 	f.BoolVar(&force, "force", false, "replace an existing output")
+	completeValues(cmd, "faults", faultChoices...)
+	completeValues(cmd, "style", styleChoices...)
 	return cmd
 }
 

@@ -348,6 +348,8 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")
 	f.BoolVar(&force, "force", false, "replace an existing output, or start an interrupted harvest over")
+	completeValues(cmd, "pages", pagesChoices...)
+	completeValues(cmd, "format", "jsonl\tone JSON value a line", "csv\tcomma-separated, a header of the first page's keys")
 	return cmd
 }
 

@@ -85,5 +85,7 @@ The same seed gives the same faults on the same requests.`,
 	f.IntVar(&limit, "limit", 100, "page size when the request has no limit parameter")
 	f.IntVar(&maxLim, "max-limit", 1000, "largest page size served")
 	f.StringVar(&key, "require-key", "", "answer 401 to requests without this key in X-Api-Key")
+	completeValues(cmd, "faults", faultChoices...)
+	completeValues(cmd, "style", styleChoices...)
 	return cmd
 }

@@ -97,5 +97,6 @@ succeeded. --plot writes the load on the service over time as an SVG chart.`,
 	f.IntVar(&trials, "trials", 0, "contention trials averaged per row (0: 100)")
 	f.IntVar(&clients, "clients", 0, "outage clients (0: 1,000)")
 	f.BoolVar(&force, "force", false, "replace an existing chart file")
+	completeValues(cmd, "scenario", "all\tboth scenarios", "contention\tN clients writing one row", "outage\ta fleet against a service that is down a while")
 	return cmd
 }

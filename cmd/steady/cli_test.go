@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// runBinary runs the built program with env added to a clean copy of the
+// environment (no STEADY_* variable leaks in from the test's own), and
+// returns its exit code and output.
+func runBinary(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "STEADY_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("running %v: %v", args, err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+}
+
+// counting answers every request with status, counting them.
+func counting(status int, header http.Header) (*httptest.Server, *atomic.Int64) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		for k, v := range header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(status)
+	}))
+	return srv, &n
+}
+
+// Item 1: --version and the version command print the same build facts,
+// and those are the ones the Go tool reads from the binary.
+func TestBinaryVersion(t *testing.T) {
+	code, flagOut, errText := runBinary(t, nil, "--version")
+	if code != exitOK || errText != "" {
+		t.Fatalf("--version: exit %d, stderr %q", code, errText)
+	}
+	code, cmdOut, _ := runBinary(t, nil, "version")
+	if code != exitOK || cmdOut != flagOut {
+		t.Fatalf("version: exit %d, %q; --version said %q", code, cmdOut, flagOut)
+	}
+	if !strings.HasPrefix(flagOut, "steady ") || !strings.Contains(flagOut, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH) {
+		t.Errorf("version text lacks the name or the Go release: %q", flagOut)
+	}
+	meta, err := exec.Command("go", "version", "-m", binary(t)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var modVersion, revision string
+	for _, line := range strings.Split(string(meta), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[0] == "mod":
+			modVersion = f[2]
+		case len(f) == 2 && f[0] == "build" && strings.HasPrefix(f[1], "vcs.revision="):
+			revision = strings.TrimPrefix(f[1], "vcs.revision=")
+		}
+	}
+	if first := strings.SplitN(flagOut, "\n", 2)[0]; first != "steady "+modVersion {
+		t.Errorf("first line %q, want the module version %q", first, modVersion)
+	}
+	if revision != "" && !strings.Contains(flagOut, "commit "+revision) {
+		t.Errorf("the binary was built at %s, but says %q", revision, flagOut)
+	}
+	if revision == "" && !strings.Contains(flagOut, "commit unknown") {
+		t.Errorf("no commit stamped, but the text claims one: %q", flagOut)
+	}
+	if code, _, errText := runBinary(t, nil, "version", "extra"); code != exitUsage || !strings.Contains(errText, "extra") {
+		t.Errorf("version extra: exit %d, %q", code, errText)
+	}
+}
+
+func TestBuildInfoText(t *testing.T) {
+	b := buildInfo{version: "v1.2.0", commit: "abc123", when: "2026-12-01T08:00:00Z", modified: true, goVersion: "go1.26.8"}
+	want := "steady v1.2.0\ncommit abc123 (2026-12-01T08:00:00Z, modified)\ngo1.26.8 " + runtime.GOOS + "/" + runtime.GOARCH + "\n"
+	if got := b.String(); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	b.modified, b.when = false, ""
+	if got := b.String(); !strings.Contains(got, "commit abc123\n") {
+		t.Errorf("clean build: %q", got)
+	}
+}
+
+// Item 8: a flag overrides its variable even when the variable is malformed;
+// without the flag the variable's error stands.
+func TestBinaryFlagBeatsMalformedVariable(t *testing.T) {
+	srv, n := counting(http.StatusServiceUnavailable, nil)
+	defer srv.Close()
+	env := []string{"STEADY_RETRIES=ten", "STEADY_STALL_TIMEOUT=soon"}
+	code, _, errText := runBinary(t, env, "get", "-q", "--retries", "2", "--stall-timeout", "30", srv.URL)
+	if code != exitFailed || !strings.Contains(errText, "503") || !strings.Contains(errText, "3 attempts") {
+		t.Fatalf("exit %d, %q; want 1 after 3 attempts", code, errText)
+	}
+	if got := n.Load(); got != 3 {
+		t.Errorf("the server saw %d requests, want 3 (--retries 2)", got)
+	}
+	code, _, errText = runBinary(t, env, "get", "-q", "--retries", "2", srv.URL)
+	if code != exitUsage || !strings.Contains(errText, `STEADY_STALL_TIMEOUT="soon"`) || strings.Contains(errText, "STEADY_RETRIES") {
+		t.Errorf("exit %d, %q; want 2 naming only the variable no flag overrides", code, errText)
+	}
+}
+
+// Item 5 (flags): a bad flag value is named as typed, with what is wanted.
+func TestBinaryFlagValueErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "--retries", "ten", "http://x.example/"}, "--retries ten: want a whole number of re-sends"},
+		{[]string{"get", "--read-timeout", "1m", "http://x.example/"}, "--read-timeout 1m: want a finite number of seconds"},
+		{[]string{"get", "--connect-timeout", "0", "http://x.example/"}, "--connect-timeout 0: want a finite number of seconds, more than 0"},
+		{[]string{"harvest", "--max-rows", "many", "http://x.example/"}, "--max-rows many: want a whole number"},
+		{[]string{"demo", "--seed", "-1"}, "--seed -1: want a whole number, 0 or more"},
+		{[]string{"get", "--max-time", "", "http://x.example/"}, `--max-time "": want`},
+	}
+	for _, c := range cases {
+		code, _, errText := runBinary(t, nil, c.args...)
+		if code != exitUsage || !strings.Contains(errText, c.want) || strings.Contains(errText, "strconv") || strings.Contains(errText, "invalid argument") {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errText, c.want)
+		}
+	}
+}
+
+// Item 10: completion refuses an unknown shell, and completes flag values.
+func TestBinaryCompletion(t *testing.T) {
+	for _, args := range [][]string{{"completion", "tcsh"}, {"completion"}} {
+		code, out, errText := runBinary(t, nil, args...)
+		if code != exitUsage || out != "" || !strings.Contains(errText, "bash") {
+			t.Errorf("%v: exit %d, stdout %d bytes, %q; want 2 naming the shells", args, code, len(out), errText)
+		}
+	}
+	if code, out, _ := runBinary(t, nil, "completion", "bash"); code != exitOK || !strings.Contains(out, "steady") {
+		t.Errorf("completion bash: exit %d", code)
+	}
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"harvest", "--pages", ""}, []string{"link", "json-links", "cursor:"}},
+		{[]string{"harvest", "--format", ""}, []string{"jsonl", "csv"}},
+		{[]string{"demo", "--faults", ""}, []string{"none", "mild", "harsh"}},
+		{[]string{"serve", "--style", ""}, []string{"link", "json-links", "cursor"}},
+		{[]string{"demo", "--style", ""}, []string{"link", "json-links", "cursor"}},
+		{[]string{"simulate", "--scenario", ""}, []string{"all", "contention", "outage"}},
+	}
+	for _, c := range cases {
+		code, out, _ := runBinary(t, nil, append([]string{"__complete"}, c.args...)...)
+		var got []string
+		for _, line := range strings.Split(out, "\n") {
+			if line != "" && !strings.HasPrefix(line, ":") {
+				got = append(got, strings.SplitN(line, "\t", 2)[0])
+			}
+		}
+		for _, w := range c.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("%v: exit %d, completions %v lack %q", c.args, code, got, w)
+			}
+		}
+	}
+}
+
+// hanging is a server whose every request hangs before its headers until
+// the client gives up (or the test ends).
+func hanging(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	var n atomic.Int64
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	t.Cleanup(func() { close(done); srv.Close() })
+	return srv, &n
+}
+
+// Item 2: the read timeout bounds an attempt's wait for headers; it is set
+// by flag or variable, and 0 disables it.
+func TestBinaryReadTimeout(t *testing.T) {
+	srv, n := hanging(t)
+	for _, how := range []struct {
+		env  []string
+		args []string
+	}{
+		{nil, []string{"--read-timeout", "0.2"}},
+		{[]string{"STEADY_READ_TIMEOUT=0.2"}, nil},
+	} {
+		n.Store(0)
+		args := append([]string{"get", "-q", "--retries", "1"}, how.args...)
+		code, _, errText := runBinary(t, how.env, append(args, srv.URL)...)
+		if code != exitFailed || !strings.Contains(errText, "timeout") || !strings.Contains(errText, "2 attempts") {
+			t.Errorf("%v %v: exit %d, %q; want 1 after two timed-out attempts", how.env, how.args, code, errText)
+		}
+		if got := n.Load(); got != 2 {
+			t.Errorf("%v %v: the server saw %d requests, want 2", how.env, how.args, got)
+		}
+	}
+	if code, _, errText := runBinary(t, []string{"STEADY_READ_TIMEOUT=ten"}, "get", "-q", srv.URL); code != exitUsage || !strings.Contains(errText, `STEADY_READ_TIMEOUT="ten"`) {
+		t.Errorf("bad variable: exit %d, %q", code, errText)
+	}
+}
+
+// Item 2: --max-time bounds the whole command, every attempt included, even
+// with the read timeout disabled; a harvest it stops is resumable (exit 3).
+func TestBinaryMaxTime(t *testing.T) {
+	srv, _ := hanging(t)
+	code, _, errText := runBinary(t, nil, "get", "-q", "--read-timeout", "0", "--max-time", "0.3", srv.URL)
+	if code != exitFailed || !strings.Contains(errText, "stopped at --max-time 0.3s") {
+		t.Errorf("get: exit %d, %q; want 1 naming --max-time", code, errText)
+	}
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	code, _, errText = runBinary(t, []string{"STEADY_MAX_TIME=0.3", "STEADY_READ_TIMEOUT=0"}, "harvest", "-q", srv.URL, "-o", out)
+	if code != exitInterrupted || !strings.Contains(errText, "--max-time 0.3s") || !strings.Contains(errText, "--resume") {
+		t.Errorf("harvest: exit %d, %q; want 3, resumable", code, errText)
+	}
+}
+
+// Item 2: --max-retry-after is the longest server-named wait slept off; a
+// longer one stops at once with exit 4 and says how long the server asked.
+func TestBinaryMaxRetryAfter(t *testing.T) {
+	srv, n := counting(http.StatusTooManyRequests, http.Header{"Retry-After": {"5"}})
+	defer srv.Close()
+	for _, how := range [][]string{{"--max-retry-after", "1"}, nil} {
+		n.Store(0)
+		var env []string
+		if how == nil {
+			env = []string{"STEADY_MAX_RETRY_AFTER=1"}
+		}
+		code, _, errText := runBinary(t, env, append(append([]string{"get", "-q"}, how...), srv.URL)...)
+		if code != exitRateLimited || !strings.Contains(errText, "429") || !strings.Contains(errText, "5s") {
+			t.Errorf("%v: exit %d, %q; want 4 with the server's wait", how, code, errText)
+		}
+		if got := n.Load(); got != 1 {
+			t.Errorf("%v: %d requests, want 1: a wait above the cap is not slept", how, got)
+		}
+	}
+}
