@@ -61,7 +61,7 @@ with the attempts made and why retrying stopped.`,
 			resp, err := client.Do(req)
 			r.Close()
 			if err != nil {
-				return err
+				return withServerMessage(err)
 			}
 			defer resp.Body.Close()
 			var w io.Writer = cmd.OutOrStdout()
