@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,9 +11,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/steadyhttp/steady/steadytest"
 )
 
 // runBinary runs the built program with env added to a clean copy of the
@@ -256,6 +260,67 @@ func TestBinaryMaxRetryAfter(t *testing.T) {
 		}
 		if got := n.Load(); got != 1 {
 			t.Errorf("%v: %d requests, want 1: a wait above the cap is not slept", how, got)
+		}
+	}
+}
+
+// Item 6: get on an error status shows the start of the server's message,
+// escaped and bounded, and with -o writes nothing at all.
+func TestBinaryGetErrorShowsServerMessage(t *testing.T) {
+	body := "{\"error\": \"quota exceeded\",\n \"hint\": \"\x1b[2Jsee /docs\u202e\"}" + strings.Repeat(" pad", 400)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "page.json")
+	code, stdout, errText := runBinary(t, nil, "get", "-q", srv.URL, "-o", out)
+	if code != exitFailed || stdout != "" {
+		t.Fatalf("exit %d, stdout %q; want 1 and nothing on stdout", code, stdout)
+	}
+	lines := strings.Split(strings.TrimRight(errText, "\n"), "\n")
+	if len(lines) != 1 || !strings.Contains(errText, "403") || !strings.Contains(errText, `the server said: "{\"error\": \"quota exceeded\", \"hint\": \"\x1b[2Jsee /docs\u202e\"}`) {
+		t.Errorf("stderr %q; want one line with the escaped message", errText)
+	}
+	if strings.ContainsAny(errText, "\x1b\u202e") || len(errText) > 600 || !strings.Contains(errText, "more bytes)") {
+		t.Errorf("stderr is not escaped and bounded (%d bytes): %q", len(errText), errText)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("-o left %v behind after an error status", entries)
+	}
+	// Without -o the body of an error status does not go to stdout either.
+	if code, stdout, _ := runBinary(t, nil, "get", "-q", srv.URL); code != exitFailed || stdout != "" {
+		t.Errorf("without -o: exit %d, stdout %q", code, stdout)
+	}
+}
+
+// Item 9: outputs get the usual mode, 0666 less the umask, as harvest's do.
+func TestBinaryOutputMode(t *testing.T) {
+	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 30})
+	defer srv.Close()
+	for _, umask := range []string{"022", "027", "0"} {
+		dir := t.TempDir()
+		runs := map[string][]string{
+			"get.json":   {"get", "-q", srv.URL + "/items", "-o", filepath.Join(dir, "get.json")},
+			"rows.jsonl": {"harvest", "-q", srv.URL + "/items?limit=10", "-o", filepath.Join(dir, "rows.jsonl")},
+			"rows.csv":   {"harvest", "-q", srv.URL + "/items?limit=10", "-o", filepath.Join(dir, "rows.csv")},
+			"outage.svg": {"simulate", "--scenario", "outage", "--clients", "5", "--plot", filepath.Join(dir, "outage.svg")},
+		}
+		mask, _ := strconv.ParseUint(umask, 8, 32)
+		want := os.FileMode(0o666 &^ mask)
+		for name, args := range runs {
+			cmd := exec.Command("sh", append([]string{"-c", `umask ` + umask + ` && exec "$0" "$@"`, binary(t)}, args...)...)
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("umask %s %v: %v\n%s", umask, args, err, b)
+			}
+			st, err := os.Stat(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := st.Mode().Perm(); got != want {
+				t.Errorf("umask %s: %s has mode %v, want %v", umask, name, got, want)
+			}
 		}
 	}
 }
