@@ -90,12 +90,15 @@ func (t *Terminal) Report(e Event) {
 	at := now(e)
 	t.m.add(e, at)
 	var above []string
+	if line, ok := verboseLine(t.opt, e); ok {
+		above = append(above, line)
+	}
 	switch e.Kind {
 	case RetryScheduled, Waiting:
 		t.status, t.statusUntil = waitPhrase(e), at.Add(e.Wait)
 	case Stopped:
 		t.status, t.statusUntil = stopPhrase(e), at
-		if ok, held := t.notices.admit(noticeKey{e.Kind, hostOf(e)}, at); ok {
+		if ok, held := t.notices.admit(noticeKey{e.Kind, hostOf(e)}, at); ok && !t.opt.Verbose {
 			above = append(above, withSuppressed(stoppedLine(e), held))
 		}
 	case QuotaSeen:

@@ -324,3 +324,51 @@ func TestBinaryOutputMode(t *testing.T) {
 		}
 	}
 }
+
+// Item 3: -v prints one line per attempt with its outcome and the wait
+// that follows; the URL is redacted; -q -v prints those lines only.
+func TestBinaryVerbose(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch n.Add(1) {
+		case 1:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case 2:
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+		default:
+			io.WriteString(w, "ok")
+		}
+	}))
+	defer srv.Close()
+	u := strings.Replace(srv.URL, "http://", "http://user:pa55word@", 1) + "/x?token=s3cr3t"
+	for _, args := range [][]string{{"get", "-v"}, {"get", "-q", "-v"}, {"get", "--verbose"}} {
+		n.Store(0)
+		code, out, errText := runBinary(t, nil, append(args, u)...)
+		if code != exitOK || out != "ok" {
+			t.Fatalf("%v: exit %d, %q, %q", args, code, out, errText)
+		}
+		var attempts []string
+		for _, line := range strings.Split(errText, "\n") {
+			if strings.HasPrefix(line, "attempt ") {
+				attempts = append(attempts, line)
+			}
+		}
+		if len(attempts) != 3 ||
+			!strings.Contains(attempts[0], "attempt 1/5 GET http://") || !strings.Contains(attempts[0], ": 503, retry in ") || !strings.Contains(attempts[0], "(backoff)") ||
+			!strings.Contains(attempts[1], "attempt 2/5") || !strings.Contains(attempts[1], ": 429, retry in ") || !strings.Contains(attempts[1], "(server hint)") ||
+			!strings.HasSuffix(attempts[2], ": 200") {
+			t.Errorf("%v: attempt lines %q", args, attempts)
+		}
+		if strings.Contains(errText, "pa55word") || strings.Contains(errText, "s3cr3t") {
+			t.Errorf("%v: a secret reached stderr: %q", args, errText)
+		}
+		if strings.Contains(errText, "retry 1/4") {
+			t.Errorf("%v: the attempt is said twice: %q", args, errText)
+		}
+	}
+	n.Store(2)
+	if code, _, errText := runBinary(t, nil, "get", "-q", u); code != exitOK || errText != "" {
+		t.Errorf("-q: exit %d, stderr %q", code, errText)
+	}
+}

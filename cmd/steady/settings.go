@@ -238,7 +238,7 @@ func isLoopback(host string) bool {
 // renderer returns the progress renderer for stderr, with the key hint
 // configured for target's host.
 func (g *globals) renderer(target *url.URL, s config.Settings) progress.Renderer {
-	opt := progress.Options{Quiet: g.quiet, KeySet: s.APIKey != "", KeyEnv: config.Name(config.DefaultPrefix, config.VarAPIKey)}
+	opt := progress.Options{Quiet: g.quiet, Verbose: g.verbose, KeySet: s.APIKey != "", KeyEnv: config.Name(config.DefaultPrefix, config.VarAPIKey)}
 	if target != nil && s.APIKey == "" && (g.root.PersistentFlags().Changed("key-header") || g.keyQuery != "") {
 		// The user told us this host takes a key: hint after a 429.
 		opt.KeyHosts = []string{target.Host}
