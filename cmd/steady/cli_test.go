@@ -372,3 +372,131 @@ func TestBinaryVerbose(t *testing.T) {
 		t.Errorf("-q: exit %d, stderr %q", code, errText)
 	}
 }
+
+// Item 4: --pages auto (the default) and the items found where they are,
+// for each style the flaky server speaks; what was found is said once.
+func TestBinaryHarvestDetects(t *testing.T) {
+	cases := []struct {
+		style steadytest.Style
+		args  []string
+		want  string
+	}{
+		{steadytest.LinkHeader, nil, `detected: pages linked by the Link header (--pages link), items: the top-level array (--items "")`},
+		{steadytest.JSONLinks, nil, `detected: pages linked by the body's "links" (--pages json-links), items at features (--items features)`},
+		{steadytest.Cursor, []string{"--pages", "cursor:next_cursor:cursor"}, "detected: items at data (--items data)"},
+		// serve --style json-links and harvest --pages json-links agree on
+		// the key the items are under, found or named.
+		{steadytest.JSONLinks, []string{"--pages", "json-links"}, "detected: items at features (--items features)"},
+		{steadytest.JSONLinks, []string{"--pages", "json-links", "--items", "features"}, ""},
+	}
+	for _, c := range cases {
+		srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 250, Style: c.style})
+		out := filepath.Join(t.TempDir(), "rows.jsonl")
+		code, _, errText := runBinary(t, nil, append([]string{"harvest", srv.URL + "/items?limit=100", "-o", out}, c.args...)...)
+		srv.Close()
+		if code != exitOK {
+			t.Fatalf("%s %v: exit %d, %q", c.style, c.args, code, errText)
+		}
+		checkExact(t, rowsOf(t, out), 250)
+		if got := strings.Count(errText, "detected:"); c.want != "" && (got != 1 || !strings.Contains(errText, c.want+"\n")) || c.want == "" && got != 0 {
+			t.Errorf("%s %v: stderr %q; want %q once", c.style, c.args, errText, c.want)
+		}
+	}
+	// -q says nothing; a page without items anywhere names --items.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"entries":[{"id":1}]}`)
+	}))
+	defer srv.Close()
+	code, _, errText := runBinary(t, nil, "harvest", "-q", srv.URL)
+	if code != exitFailed || !strings.Contains(errText, "features, items, data, results; use --items") || strings.Contains(errText, "Options.") {
+		t.Errorf("no items: exit %d, %q", code, errText)
+	}
+}
+
+// Item 4: --allow-host lets next links go to a host named, and nowhere
+// else; a value that is not a host is refused.
+func TestBinaryAllowHost(t *testing.T) {
+	other := steadytest.NewServer(steadytest.ServerOptions{Rows: 5})
+	defer other.Close()
+	third := "127.0.0.2:1"
+	var next atomic.Pointer[string]
+	setNext := func(s string) { next.Store(&s) }
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "<"+*next.Load()+">; rel=\"next\"")
+		io.WriteString(w, `[{"id":0}]`)
+	}))
+	defer first.Close()
+	otherHost := strings.TrimPrefix(other.URL, "http://")
+
+	setNext(other.URL + "/items?limit=2")
+	if code, _, errText := runBinary(t, nil, "harvest", "-q", first.URL); code != exitFailed || !strings.Contains(errText, otherHost) {
+		t.Fatalf("without --allow-host: exit %d, %q", code, errText)
+	}
+	code, out, errText := runBinary(t, nil, "harvest", "-q", "--allow-host", otherHost, first.URL)
+	if code != exitOK || strings.Count(out, "\n") != 6 {
+		t.Fatalf("with --allow-host: exit %d, %d rows, %q", code, strings.Count(out, "\n"), errText)
+	}
+	setNext("http://" + third + "/")
+	if code, _, errText := runBinary(t, nil, "harvest", "-q", "--allow-host", otherHost, first.URL); code != exitFailed || !strings.Contains(errText, third) {
+		t.Errorf("a host not allowed: exit %d, %q", code, errText)
+	}
+	for _, bad := range []string{"http://x.example", "x.example/path", "user@x.example", ""} {
+		if code, _, errText := runBinary(t, nil, "harvest", "--allow-host", bad, first.URL); code != exitUsage || !strings.Contains(errText, "--allow-host") {
+			t.Errorf("--allow-host %q: exit %d, %q", bad, code, errText)
+		}
+	}
+}
+
+// Item 5: messages name what the user typed, and count in words.
+func TestBinaryMessagesInTheUsersWords(t *testing.T) {
+	if code, _, errText := runBinary(t, nil, "get", "not a url"); code != exitUsage || !strings.Contains(errText, `invalid URL "not a url"`) {
+		t.Errorf("bad URL: exit %d, %q", code, errText)
+	}
+	if code, _, errText := runBinary(t, nil, "get", "ftp://user:pw@x.example/?token=abc"); code != exitUsage || strings.Contains(errText, "pw") || strings.Contains(errText, "abc") {
+		t.Errorf("a URL with secrets: exit %d, %q", code, errText)
+	}
+	if code, _, errText := runBinary(t, nil, "harvest", "--items", "a..b", "http://x.example/"); code != exitUsage || !strings.Contains(errText, `--items "a..b"`) || strings.Contains(errText, "Options") {
+		t.Errorf("bad --items: exit %d, %q", code, errText)
+	}
+
+	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 1})
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "one.jsonl")
+	code, _, errText := runBinary(t, nil, "harvest", srv.URL+"/items", "-o", out)
+	if code != exitOK || !strings.Contains(errText, "harvested 1 row in 1 page into") {
+		t.Errorf("one row: exit %d, %q", code, errText)
+	}
+
+	// A refused --resume names the option that differs, as typed.
+	h, err := steadytest.NewHandler(steadytest.ServerOptions{Rows: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	b := &blocking{h: h, from: 200}
+	b.blocked.Store(true)
+	bs := httptest.NewServer(b)
+	defer bs.Close()
+	out = filepath.Join(t.TempDir(), "rows.jsonl")
+	if code, _, errText := runBinary(t, nil, "harvest", "-q", "--retries", "0", bs.URL+"/items?limit=100", "-o", out); code != exitInterrupted {
+		t.Fatalf("interrupted: exit %d, %q", code, errText)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--pages", "link"}, `--pages "auto", not --pages "link"`},
+		{[]string{"--items", ""}, `no --items, not --items ""`},
+		{[]string{"--max-rows", "7"}, "--max-rows 0, not --max-rows 7"},
+	} {
+		args := append([]string{"harvest", "-q", bs.URL + "/items?limit=100", "-o", out, "--resume"}, c.args...)
+		if code, _, errText := runBinary(t, nil, args...); code != exitUsage || !strings.Contains(errText, c.want) {
+			t.Errorf("%v: exit %d, %q; want %q", c.args, code, errText, c.want)
+		}
+	}
+	b.blocked.Store(false)
+	if code, _, errText := runBinary(t, nil, "harvest", "-q", bs.URL+"/items?limit=100", "-o", out, "--resume"); code != exitOK {
+		t.Errorf("the same command line resumes: exit %d, %q", code, errText)
+	}
+	checkExact(t, rowsOf(t, out), 300)
+}

@@ -66,7 +66,7 @@ pages, attempts, retries by cause, time spent waiting by reason.`,
 			pages, items := "link", ""
 			switch st {
 			case steadytest.JSONLinks:
-				pages, items = "json-links", "items"
+				pages, items = "json-links", "features"
 			case steadytest.Cursor:
 				pages, items = "cursor:next_cursor:cursor", "data"
 			}
@@ -222,7 +222,7 @@ func writeDemoSummary(w io.Writer, res result, check idCheck, out string, counts
 	fmt.Fprintf(w, "  rows:     %d, %s\n", check.rows, check)
 	fmt.Fprintf(w, "  output:   %s\n", out)
 	fmt.Fprintf(w, "  pages:    %d\n", res.pages)
-	fmt.Fprintf(w, "  attempts: %d (%d retries)\n", counts.Attempts(), counts.Retries)
+	fmt.Fprintf(w, "  attempts: %d (%s)\n", counts.Attempts(), plural(counts.Retries, "retry", "retries"))
 	fmt.Fprintf(w, "  retries by cause: %s\n", joinCounts(causes, func(v int) string { return fmt.Sprint(v) }))
 	fmt.Fprintf(w, "  waited:   %s\n", joinCounts(counts.WaitedByReason, func(d time.Duration) string { return d.Round(time.Millisecond).String() }))
 	fmt.Fprintf(w, "  elapsed:  %s\n", res.elapsed.Round(time.Millisecond))

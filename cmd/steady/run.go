@@ -230,5 +230,5 @@ func completeValues(cmd *cobra.Command, flag string, choices ...string) {
 var (
 	faultChoices = []string{"none\tno faults", "mild\toccasional 429s, 5xx and resets", "harsh\tevery fault, often"}
 	styleChoices = []string{"link\tRFC 8288 Link header", "json-links\tOGC API / STAC links in the body", "cursor\ta cursor field sent back as a parameter"}
-	pagesChoices = []string{"link\tRFC 8288 Link header", "json-links\tOGC API / STAC links in the body", "cursor:\tcursor:FIELD:PARAM, a cursor field sent back as a parameter"}
+	pagesChoices = []string{"auto\tLink header or JSON links, told apart on the first page", "link\tRFC 8288 Link header", "json-links\tOGC API / STAC links in the body", "cursor:\tcursor:FIELD:PARAM, a cursor field sent back as a parameter"}
 )

@@ -165,7 +165,7 @@ func TestHarvestEachStyle(t *testing.T) {
 		args  []string
 	}{
 		{steadytest.LinkHeader, nil},
-		{steadytest.JSONLinks, []string{"--pages", "json-links", "--items", "items"}},
+		{steadytest.JSONLinks, []string{"--pages", "json-links"}},
 		{steadytest.Cursor, []string{"--pages", "cursor:next_cursor:cursor"}},
 	}
 	for _, s := range styles {

@@ -250,9 +250,24 @@ func (g *globals) renderer(target *url.URL, s config.Settings) progress.Renderer
 func parseTarget(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, usagef("invalid URL %q: want an absolute http or https URL", credentials.RedactURLString(raw))
+		return nil, usagef("invalid URL %s: want an absolute http or https URL", typedURL(raw))
 	}
 	return u, nil
+}
+
+// typedURL shows a URL argument as the user typed it (quoted, so spaces
+// and control characters are visible), unless that would show a secret:
+// then it is the redacted form, or no form at all for text that does not
+// parse but could hold userinfo or a query.
+func typedURL(raw string) string {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil && strings.ContainsAny(raw, "@?"):
+		return "(an unparsable URL, not shown as it may hold a credential)"
+	case err != nil, credentials.RedactURL(u) == u.String():
+		return strconv.Quote(raw)
+	}
+	return strconv.Quote(credentials.RedactURL(u))
 }
 
 func exactlyOneURL(_ *cobra.Command, args []string) error {
