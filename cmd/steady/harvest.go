@@ -36,9 +36,9 @@ type job struct {
 	label   string // what w is called in messages ("" means stdout)
 	// wrap, when set, wraps the partial file's writer: tests inject
 	// failing disks with it.
-	wrap func(io.Writer) io.Writer
-	resume  bool
-	force   bool
+	wrap   func(io.Writer) io.Writer
+	resume bool
+	force  bool
 	// allowHosts are hosts next links may go to besides the origin's.
 	allowHosts []string
 	// detected, when set, is told once, after the first page, what the

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 
@@ -17,16 +17,16 @@ import (
 // rewritten (atomically) after every page, so it is right even when the
 // process is killed.
 type harvestState struct {
-	Version int      `json:"version"`
-	URL     string   `json:"url"`   // the harvest's first URL
-	Pages   string   `json:"pages"` // the --pages strategy
-	Items   string   `json:"items"`
-	Format  string   `json:"format"`
-	MaxRows int      `json:"max_rows,omitempty"`
-	Next    string   `json:"next"` // the page to fetch next
-	Done    int      `json:"pages_done"`
-	Rows    int64    `json:"rows"`
-	Offset  int64    `json:"offset"` // bytes of the partial file that hold whole pages
+	Version int    `json:"version"`
+	URL     string `json:"url"`   // the harvest's first URL
+	Pages   string `json:"pages"` // the --pages strategy
+	Items   string `json:"items"`
+	Format  string `json:"format"`
+	MaxRows int    `json:"max_rows,omitempty"`
+	Next    string `json:"next"` // the page to fetch next
+	Done    int    `json:"pages_done"`
+	Rows    int64  `json:"rows"`
+	Offset  int64  `json:"offset"` // bytes of the partial file that hold whole pages
 	// Columns is the CSV header written, nil while none is: an empty
 	// list is a header of _extra alone.
 	Columns []string `json:"columns"`
