@@ -25,6 +25,10 @@ const (
 	// QuotaSeen: a response carried rate-limit headers: Remaining requests
 	// until Reset.
 	QuotaSeen
+	// Resumed: the work continues an earlier run that had received Done
+	// pages holding Items rows (and Bytes bytes). Renderers count them as
+	// done, so shares reach 100%, and leave them out of rates and ETAs.
+	Resumed
 )
 
 func (k Kind) String() string {
@@ -45,6 +49,8 @@ func (k Kind) String() string {
 		return "sub-request done"
 	case QuotaSeen:
 		return "quota seen"
+	case Resumed:
+		return "resumed"
 	}
 	return "unknown"
 }

@@ -83,6 +83,8 @@ func (p *Plain) report(e Event, t time.Time) {
 		p.quotaSeen(e, t)
 	case PageReceived, SubrequestDone:
 		p.step(e, t)
+	case Resumed:
+		p.println(resumedLine(e))
 	}
 }
 

@@ -101,6 +101,8 @@ func (t *Terminal) Report(e Event) {
 		if ok, held := t.notices.admit(noticeKey{e.Kind, hostOf(e)}, at); ok && !t.opt.Verbose {
 			above = append(above, withSuppressed(stoppedLine(e), held))
 		}
+	case Resumed:
+		above = append(above, resumedLine(e))
 	case QuotaSeen:
 		t.quota = ""
 		if e.Remaining >= 0 && t.opt.QuotaLow >= 0 && e.Remaining <= t.opt.QuotaLow {
@@ -161,7 +163,7 @@ func (t *Terminal) render() *termView {
 		rows += "/" + strconv.FormatInt(m.rowsTotal, 10) +
 			" " + strconv.FormatInt(min(100, m.rows*100/m.rowsTotal), 10) + "%"
 	}
-	if r, ok := m.perSecond(m.rows); ok {
+	if r, ok := m.rowRate(); ok {
 		rows += " (" + fmtAmount(r) + "/s)"
 	}
 	if m.subTotal == 0 && m.rowsTotal > 0 && m.rows < m.rowsTotal {
@@ -170,7 +172,7 @@ func (t *Terminal) render() *termView {
 		}
 	}
 	rows += " · " + fmtBytes(m.bytes)
-	if r, ok := m.perSecond(m.bytes); ok {
+	if r, ok := m.byteRate(); ok {
 		rows += " (" + fmtBytes(int64(r)) + "/s)"
 	}
 	v.rows = rows + " · " + plural(m.pages, "page", "pages")

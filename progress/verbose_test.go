@@ -88,3 +88,61 @@ func TestVerboseEveryAttempt(t *testing.T) {
 		t.Errorf("quiet wrote %q", b.String())
 	}
 }
+
+// A resumed run counts what was done before, says where it picks up once,
+// ends at 100%, and keeps the earlier rows out of its rate and ETA.
+func TestResumedCountsEarlierWork(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	p := NewPlain(&b, Options{Interval: -1})
+	p.Report(Event{Kind: Resumed, Time: at, Done: 6, Items: 600})
+	p.Report(Event{Kind: RequestStarted, Time: at})
+	for i := 1; i <= 4; i++ {
+		p.Report(Event{Kind: PageReceived, Time: at.Add(time.Duration(i) * time.Second), Done: i, Items: 100, TotalItems: 1000})
+	}
+	p.Close()
+	got := strings.Split(strings.TrimSpace(b.String()), "\n")
+	want := []string{
+		"resuming at row 601 (page 7)",
+		"progress: 7 pages, 700/1000 rows, eta 3s",
+		"progress: 8 pages, 800/1000 rows, eta 2s",
+		"progress: 9 pages, 900/1000 rows, eta 1s",
+		"progress: 10 pages, 1000/1000 rows",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var m meter
+	m.add(Event{Kind: Resumed, Done: 6, Items: 600, Bytes: 6000}, at)
+	m.add(Event{Kind: PageReceived, Items: 100, Bytes: 1000}, at.Add(2*time.Second))
+	if r, ok := m.rowRate(); !ok || r != 50 {
+		t.Errorf("row rate %v, %v; want 50/s, this run's rows only", r, ok)
+	}
+	if r, ok := m.byteRate(); !ok || r != 500 {
+		t.Errorf("byte rate %v, %v; want 500/s", r, ok)
+	}
+}
+
+// The first page, milliseconds after the first event, gives no rate and no
+// ETA: a sliver of a second is not a measure.
+func TestNoRateOverASliver(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var m meter
+	m.add(Event{Kind: RequestStarted}, at)
+	m.add(Event{Kind: PageReceived, Items: 1000, TotalItems: 100000}, at.Add(3*time.Millisecond))
+	if r, ok := m.rowRate(); ok {
+		t.Errorf("rate %v rows/s after 3ms", r)
+	}
+	if left, ok := m.eta(); ok {
+		t.Errorf("eta %v after 3ms", left)
+	}
+	if line := m.line(); strings.Contains(line, "eta") {
+		t.Errorf("line %q claims an ETA", line)
+	}
+	m.add(Event{Kind: PageReceived, Items: 1000}, at.Add(time.Second))
+	if r, ok := m.rowRate(); !ok || r != 2000 {
+		t.Errorf("rate %v, %v after 1s; want 2000/s", r, ok)
+	}
+}

@@ -500,3 +500,39 @@ func TestBinaryMessagesInTheUsersWords(t *testing.T) {
 	}
 	checkExact(t, rowsOf(t, out), 300)
 }
+
+// Item 7: progress after --resume starts from the rows and pages already
+// done, says where it picks up once, and ends at 100%.
+func TestBinaryResumeProgress(t *testing.T) {
+	h, err := steadytest.NewHandler(steadytest.ServerOptions{Rows: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	b := &blocking{h: h, from: 300}
+	b.blocked.Store(true)
+	srv := httptest.NewServer(b)
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	args := []string{"harvest", srv.URL + "/items?limit=100", "-o", out}
+	if code, _, errText := runBinary(t, nil, append(args, "-q", "--retries", "0")...); code != exitInterrupted {
+		t.Fatalf("interrupted: exit %d, %q", code, errText)
+	}
+	b.blocked.Store(false)
+	code, _, errText := runBinary(t, nil, append(args, "--resume")...)
+	if code != exitOK {
+		t.Fatalf("resume: exit %d, %q", code, errText)
+	}
+	if strings.Count(errText, "resuming at") != 1 || !strings.Contains(errText, "resuming at row 301 (page 4)\n") {
+		t.Errorf("stderr %q; want one resuming line", errText)
+	}
+	if !strings.Contains(errText, "progress: 10 pages, 1000/1000 rows") {
+		t.Errorf("stderr %q; want the final line at 1000/1000", errText)
+	}
+	for _, line := range strings.Split(errText, "\n") {
+		if strings.HasPrefix(line, "progress: ") && (strings.Contains(line, " 100/1000") || strings.Contains(line, " 1 page,")) {
+			t.Errorf("a progress line counts from zero: %q", line)
+		}
+	}
+	checkExact(t, rowsOf(t, out), 1000)
+}

@@ -117,6 +117,10 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 	}
 	sink := newSink(j.format, w, st.Columns)
 	res.rows, res.pages = st.Rows, st.Done
+	if j.resume {
+		// Progress counts the rows and pages already in the file as done.
+		progress.Emit(rep, progress.Event{Kind: progress.Resumed, Done: st.Done, Items: st.Rows})
+	}
 	if j.maxRows > 0 && st.Rows >= int64(j.maxRows) {
 		return res, j.finish(file, st, &res)
 	}
