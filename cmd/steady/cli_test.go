@@ -536,3 +536,51 @@ func TestBinaryResumeProgress(t *testing.T) {
 	}
 	checkExact(t, rowsOf(t, out), 1000)
 }
+
+// Item 8: demo honours the retry settings: its client line says what it
+// runs with, and a policy too weak for the faults fails (the same seed
+// gives the same faults), leaving no temporary files and no resume hint.
+func TestBinaryDemoHonoursSettings(t *testing.T) {
+	tmp := t.TempDir() // where the demo's default output goes
+	code, out, errText := runBinary(t, []string{"TMPDIR=" + tmp}, "demo", "-q", "--rows", "3000", "--retries", "0", "--stall-timeout", "5", "--read-timeout", "0.5")
+	if code != exitFailed || !strings.Contains(out, "client:   up to 1 attempt a request, stall budget 5s, read timeout 500ms") {
+		t.Errorf("--retries 0: exit %d, %q, %q; want 1 with the settings said", code, out, errText)
+	}
+	if strings.Contains(errText, "--resume") {
+		t.Errorf("the demo offers a resume its server cannot serve: %q", errText)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the failed demo left %v", left)
+	}
+	code, out, errText = runBinary(t, []string{"STEADY_RETRIES=20", "STEADY_MAX_RETRY_AFTER=3"}, "demo", "-q", "--rows", "3000", "--faults", "mild",
+		"-o", filepath.Join(tmp, "rows.jsonl"))
+	if code != exitOK || !strings.Contains(out, "up to 21 attempts a request") || !strings.Contains(out, "Retry-After slept up to 3s") || !strings.Contains(out, "ids 1..3000 exactly once") {
+		t.Errorf("from the environment: exit %d, %q, %q", code, out, errText)
+	}
+}
+
+// Item 8: simulate says how many trials it runs, shows its progress on
+// stderr (none with -q), and refuses a negative count.
+func TestBinarySimulateProgress(t *testing.T) {
+	code, out, errText := runBinary(t, nil, "simulate", "--scenario", "contention", "--trials", "1")
+	if code != exitOK || !strings.Contains(out, "(mean of 1 trial, seed 1)") {
+		t.Fatalf("exit %d, %q", code, out)
+	}
+	if !strings.Contains(errText, "simulating contention: 4 levels x 5 policies, 1 trial each (seed 1)\n") || !strings.Contains(errText, "contention: 20/20 rows") {
+		t.Errorf("stderr %q; want the plan and the progress", errText)
+	}
+	code, out, errText = runBinary(t, nil, "simulate", "--scenario", "outage", "--clients", "5")
+	if code != exitOK || !strings.Contains(errText, "simulating an outage: 4 policies, 5 clients") || strings.Count(errText, "\noutage: ") != 4 || !strings.Contains(errText, "outage: 4/4 policies") {
+		t.Errorf("outage: exit %d, stderr %q", code, errText)
+	}
+	if code, _, errText := runBinary(t, nil, "simulate", "-q", "--scenario", "contention", "--trials", "1"); code != exitOK || errText != "" {
+		t.Errorf("-q: exit %d, stderr %q", code, errText)
+	}
+	if code, _, errText := runBinary(t, nil, "simulate", "--trials", "-3"); code != exitUsage || !strings.Contains(errText, "--trials -3: want") {
+		t.Errorf("--trials -3: exit %d, %q", code, errText)
+	}
+	// Without --trials the count said is the one run, not 0.
+	if code, out, _ := runBinary(t, nil, "simulate", "--help"); code != exitOK || !strings.Contains(out, "100 trials") {
+		t.Errorf("help: %d", code)
+	}
+}

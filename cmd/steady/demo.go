@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -46,7 +47,14 @@ through it: rate limits with Retry-After (in seconds and as dates), 502s,
 503s and 504s, reset connections before and during bodies, truncated
 bodies, stalls and hangs, slow drips and a request quota. It then checks
 that exactly the ids 1..N arrived, once each, and prints what it took:
-pages, attempts, retries by cause, time spent waiting by reason.`,
+pages, attempts, retries by cause, time spent waiting by reason.
+
+Its client is tuned for a server on loopback (12 attempts a request, a 30s
+stall budget, 750ms read timeout); --retries, --stall-timeout,
+--read-timeout, --connect-timeout, --max-retry-after and their variables
+override that tuning, so you can watch a policy fail where the faults are
+too much for it. A page walk sends one request at a time, so --concurrent
+has nothing to bound here.`,
 		Example: `  steady demo
   steady demo --rows 20000 --faults mild --seed 7
   steady demo --style cursor -o rows.jsonl`,
@@ -74,7 +82,8 @@ pages, attempts, retries by cause, time spent waiting by reason.`,
 			if err != nil {
 				return err
 			}
-			if out == "" {
+			temporary := out == ""
+			if temporary {
 				f, err := os.CreateTemp("", "steady-demo-*.jsonl")
 				if err != nil {
 					return err
@@ -96,22 +105,33 @@ pages, attempts, retries by cause, time spent waiting by reason.`,
 			policy := retry.Policy{MaxAttempts: 12, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 2 * time.Second,
 				MaxRetryAfter: 10 * time.Second, StallTimeout: 30 * time.Second, ReadTimeout: demoAttemptTimeout,
 				RetryStatus: retry.AnyServerError, Pace: true, Reporter: rep}
-			client, err := steady.New(steady.Options{Policy: policy, Reporter: rep,
-				ConnectTimeout: 2 * time.Second, ResponseHeaderTimeout: demoAttemptTimeout})
+			opt := steady.Options{Policy: policy, Reporter: rep,
+				ConnectTimeout: 2 * time.Second, ResponseHeaderTimeout: demoAttemptTimeout}
+			// The tuning above is the demo's default; a setting the user gave
+			// (a flag, or its variable) wins, as in every other command.
+			s, err := g.settings()
 			if err != nil {
 				r.Close()
 				return err
+			}
+			s.APIKey = "" // the demo's server takes no key
+			opt = steady.ApplySettings(opt, s, config.DefaultPrefix)
+			client, err := steady.New(opt)
+			if err != nil {
+				r.Close()
+				return &usageError{err: err}
 			}
 			defer client.CloseIdleConnections()
 
 			fmt.Fprintf(cmd.OutOrStdout(), "steady demo: harvesting %d rows from a flaky API at %s (faults: %s, seed %d, %s pages)\n",
 				rows, srv.URL, faults, seed, st)
+			fmt.Fprintf(cmd.OutOrStdout(), "  client:   %s\n", demoClientLine(client.Options()))
 			j := &job{client: client, origin: target, pages: pages, next: next, items: items,
 				format: "jsonl", out: out, force: force}
 			res, err := j.run(cmd.Context(), rep)
 			r.Close()
 			if err != nil {
-				return err
+				return demoFailed(err, out, temporary)
 			}
 			check, err := checkIDs(out, rows)
 			if err != nil {
@@ -134,6 +154,37 @@ pages, attempts, retries by cause, time spent waiting by reason.`,
 	completeValues(cmd, "faults", faultChoices...)
 	completeValues(cmd, "style", styleChoices...)
 	return cmd
+}
+
+// demoFailed explains a demo harvest that did not finish. Its server ends
+// with the demo, so there is nothing to --resume: the hint is dropped (and
+// with it exit 3), and the files of a temporary output are removed.
+func demoFailed(err error, out string, temporary bool) error {
+	if temporary {
+		os.Remove(partialPath(out))
+		os.Remove(statePath(out))
+	}
+	var ie *interruptedError
+	if errors.As(err, &ie) {
+		return fmt.Errorf("%w; the demo's server ends with the demo, so run it again to start over", ie.err)
+	}
+	return err
+}
+
+// demoClientLine states the settings the demo's client runs with:
+//
+//	up to 12 attempts a request, stall budget 30s, read timeout 750ms, connect timeout 2s, Retry-After slept up to 10s
+func demoClientLine(o steady.Options) string {
+	budget := "off"
+	if o.Policy.StallTimeout > 0 {
+		budget = o.Policy.StallTimeout.String()
+	}
+	read := "off"
+	if o.Policy.ReadTimeout > 0 {
+		read = o.Policy.ReadTimeout.String()
+	}
+	return fmt.Sprintf("up to %s a request, stall budget %s, read timeout %s, connect timeout %s, Retry-After slept up to %s",
+		plural(o.Policy.MaxAttempts, "attempt", "attempts"), budget, read, o.ConnectTimeout, o.Policy.MaxRetryAfter)
 }
 
 // causeCount counts re-sends by what caused them: a status, or a failure
