@@ -146,3 +146,19 @@ func TestNoRateOverASliver(t *testing.T) {
 		t.Errorf("rate %v, %v after 1s; want 2000/s", r, ok)
 	}
 }
+
+// On a terminal the attempt lines go above the bars.
+func TestTerminalVerbose(t *testing.T) {
+	var b bytes.Buffer
+	r := NewTerminal(&b, Options{Verbose: true, Width: 100})
+	r.Report(Event{Kind: RetryScheduled, Method: "GET", URL: "https://h/x", Host: "h", Attempt: 1, MaxAttempts: 3, Status: 502, Wait: time.Second, Reason: WaitBackoff})
+	r.Report(Event{Kind: RequestFinished, Method: "GET", URL: "https://h/x", Host: "h", Attempt: 2, MaxAttempts: 3, Status: 200})
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"attempt 1/3 GET https://h/x: 502, retry in 1s (backoff)\n", "attempt 2/3 GET https://h/x: 200\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("terminal output lacks %q:\n%s", want, b.String())
+		}
+	}
+}
