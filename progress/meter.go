@@ -19,12 +19,12 @@ type meter struct {
 	// baseRows and baseBytes were received by an earlier run ([Resumed]):
 	// counted as done, not as work of this run's span.
 	baseRows, baseBytes int64
-	rowsTotal   int64
-	bytes       int64
-	retries     int
-	stops       int
-	subDone     int
-	subTotal    int
+	rowsTotal           int64
+	bytes               int64
+	retries             int
+	stops               int
+	subDone             int
+	subTotal            int
 }
 
 // add counts e, seen at now.
