@@ -318,3 +318,33 @@ func TestSetParsesLikeTheVariable(t *testing.T) {
 		}
 	}
 }
+
+// A flag (Set) and its variable (FromLookup) accept exactly the same text
+// and read it to the same setting, for every variable and every input here.
+func TestSetAgreesWithTheVariable(t *testing.T) {
+	t.Parallel()
+	inputs := []string{"0", "1", " 2 ", "+3", "-1", "1.5", ".25", "7.", "1e3", "1e999", "NaN", "inf", "ten", "60s",
+		"9223372036.854775807", "9223372036.854775808", "0.000000001", "1e-12", "-0", "99999999999999999999", "k\x00", "key"}
+	for _, v := range config.Vars() {
+		for _, in := range inputs {
+			name := config.Name("", v)
+			fromEnv, envErr := config.FromLookup("", env{name: in}.lookup)
+			fromFlag := config.Defaults()
+			flagErr := fromFlag.Set(v, in)
+			if (envErr == nil) != (flagErr == nil) {
+				t.Errorf("%s=%q: variable error %v, flag error %v", name, in, envErr, flagErr)
+				continue
+			}
+			if envErr != nil {
+				var ce *config.ConfigurationError
+				if errors.As(envErr, &ce) && "want "+ce.Want != flagErr.Error() {
+					t.Errorf("%s=%q: variable wants %q, flag says %q", name, in, ce.Want, flagErr)
+				}
+				continue
+			}
+			if fromEnv != fromFlag || fromEnv.APIKey != fromFlag.APIKey {
+				t.Errorf("%s=%q: variable gives %#v, flag %#v", name, in, fromEnv, fromFlag)
+			}
+		}
+	}
+}

@@ -123,8 +123,8 @@ has nothing to bound here.`,
 			}
 			defer client.CloseIdleConnections()
 
-			fmt.Fprintf(cmd.OutOrStdout(), "steady demo: harvesting %d rows from a flaky API at %s (faults: %s, seed %d, %s pages)\n",
-				rows, srv.URL, faults, seed, st)
+			fmt.Fprintf(cmd.OutOrStdout(), "steady demo: harvesting %s from a flaky API at %s (faults: %s, seed %d, %s pages)\n",
+				plural(rows, "row", "rows"), srv.URL, faults, seed, st)
 			fmt.Fprintf(cmd.OutOrStdout(), "  client:   %s\n", demoClientLine(client.Options()))
 			j := &job{client: client, origin: target, pages: pages, next: next, items: items,
 				format: "jsonl", out: out, force: force}
@@ -229,7 +229,7 @@ func (c idCheck) String() string {
 	if c.exact() {
 		return fmt.Sprintf("ids 1..%d exactly once (no gap, no duplicate)", c.n)
 	}
-	return fmt.Sprintf("%d rows for ids 1..%d: %d missing, %d duplicated, %d outside the range", c.rows, c.n, c.missing, c.dups, c.outside)
+	return fmt.Sprintf("%s for ids 1..%d: %d missing, %d duplicated, %d outside the range", plural(c.rows, "row", "rows"), c.n, c.missing, c.dups, c.outside)
 }
 
 // checkIDs reads the output back and checks that each id 1..n is there once.

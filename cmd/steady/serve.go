@@ -55,8 +55,8 @@ The same seed gives the same faults on the same requests.`,
 				return usagef("cannot listen on %s: %v", addr, err)
 			}
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-			fmt.Fprintf(cmd.ErrOrStderr(), "serving %d rows at http://%s%s (faults: %s, seed %d, %s pages); interrupt to stop\n",
-				opt.Rows, ln.Addr(), steadytest.ItemsPath, faults, seed, st)
+			fmt.Fprintf(cmd.ErrOrStderr(), "serving %s at http://%s%s (faults: %s, seed %d, %s pages); interrupt to stop\n",
+				plural(opt.Rows, "row", "rows"), ln.Addr(), steadytest.ItemsPath, faults, seed, st)
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
 			select {

@@ -272,7 +272,7 @@ func typedURL(raw string) string {
 
 func exactlyOneURL(_ *cobra.Command, args []string) error {
 	if len(args) != 1 {
-		return flagErr(fmt.Errorf("want exactly one URL, got %d arguments", len(args)))
+		return flagErr(fmt.Errorf("want exactly one URL, got %s", plural(len(args), "argument", "arguments")))
 	}
 	return nil
 }
