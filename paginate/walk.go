@@ -180,7 +180,7 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 			w.sum.Detected = pl.detected
 			w.lastHeader = p.Header
 			w.mu.Unlock()
-			w.report(pl, p)
+			w.report(ctx, pl, p)
 
 			if !yield(p, nil) || stop {
 				return
@@ -248,7 +248,7 @@ func (pl *plan) nextLink(p *Page) (string, error) {
 	return href, err
 }
 
-func (w *Walk) report(pl *plan, p *Page) {
+func (w *Walk) report(ctx context.Context, pl *plan, p *Page) {
 	if w.opt.Reporter == nil {
 		return
 	}
@@ -271,5 +271,6 @@ func (w *Walk) report(pl *plan, p *Page) {
 		Items:      int64(len(p.Items)),
 		Bytes:      int64(len(p.Body)),
 		TotalItems: total,
+		Context:    ctx,
 	})
 }
