@@ -29,6 +29,8 @@ type job struct {
 	pages   string   // the --pages text
 	next    paginate.Next
 	items   string
+	total   string   // the --total field ("": the defaults)
+	allow   []string // --allow-host: hosts besides the first URL's
 	maxRows int
 	format  string // "jsonl" or "csv"
 	out     string // "" means w
@@ -39,8 +41,6 @@ type job struct {
 	wrap   func(io.Writer) io.Writer
 	resume bool
 	force  bool
-	// allowHosts are hosts next links may go to besides the origin's.
-	allowHosts []string
 	// detected, when set, is told once, after the first page, what the
 	// walk found out for itself (--pages auto, --items not given).
 	detected func(paginate.Detected)
@@ -125,10 +125,10 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 		return res, j.finish(file, st, &res)
 	}
 
-	opt := paginate.Options{Next: j.next, Items: j.items, Reporter: rep}
-	if len(j.allowHosts) > 0 {
-		opt.AllowedHosts = append([]string{j.origin.Host}, j.allowHosts...)
-	}
+	// The hosts are the first URL's and --allow-host's, named even on a
+	// resume, whose first request is the saved next page.
+	opt := paginate.Options{Next: j.next, Items: j.items, TotalField: j.total, Reporter: rep,
+		AllowedHosts: j.policy().AllowedHosts}
 	if j.maxRows > 0 {
 		opt.MaxRows = j.maxRows - int(st.Rows)
 	}
@@ -137,9 +137,14 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 		return res, &usageError{err: err}
 	}
 	cp := newCheckpoint(file, statePath(j.out), st.Offset)
+	ctx, outcome := retry.WithOutcome(ctx) // the last page's: why retrying stopped
 	for page, werr := range walk.All(ctx) {
 		if werr != nil {
-			err = inFlagWords(werr)
+			err = rateLimited(inFlagWords(werr), outcome)
+			var pe *paginate.Error
+			if errors.As(werr, &pe) && errors.Is(pe, paginate.ErrCrossHost) {
+				err = fmt.Errorf("%w; --allow-host %s follows it, if that host is trusted", err, pe.Host)
+			}
 			break
 		}
 		if page.Number == 1 && j.detected != nil {
@@ -159,6 +164,11 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 		}
 		st.Done++
 		st.Rows += int64(len(page.Items))
+		if page.Number == 1 {
+			if t := walk.Summary().Total; t > 0 {
+				st.Total = t // kept for a resume, whose first page may not say
+			}
+		}
 		st.Columns = sink.columns()
 		res.rows, res.pages = st.Rows, st.Done
 		if page.Next == nil {
@@ -176,7 +186,38 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 	if err != nil {
 		return res, j.interrupted(err, st)
 	}
+	if err := j.short(walk.Summary(), st, file); err != nil {
+		return res, err
+	}
 	return res, j.finish(file, st, &res)
+}
+
+// short fails a walk that ended with fewer rows than the server announced
+// (ADR 143): a wrong --pages or --items, or a server that stopped early,
+// must not pass as a whole harvest. The rows stay where they were written;
+// a file keeps its .partial name, and its state goes, since the walk has
+// no page left to resume from.
+func (j *job) short(sum paginate.Summary, st *harvestState, file *os.File) error {
+	if sum.Total > 0 {
+		st.Total = sum.Total
+	}
+	want := st.Total
+	if j.maxRows > 0 {
+		want = min(want, int64(j.maxRows))
+	}
+	if st.Rows >= want {
+		return nil
+	}
+	where := "were written to " + j.name()
+	if file != nil {
+		if err := file.Sync(); err != nil {
+			return fmt.Errorf("writing %s: %w", j.name(), err)
+		}
+		os.Remove(statePath(j.out))
+		where = "are kept in " + partialPath(j.out)
+	}
+	return fmt.Errorf("the server announced %d rows, but the walk ended after %d: the pages may be linked another way (--pages, --items) or the server stopped early; the %d rows %s",
+		st.Total, st.Rows, st.Rows, where)
 }
 
 // open prepares the partial file: a new one, or, with --resume, the old one
@@ -193,6 +234,12 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 	case j.resume:
 		if what := stateDiffers(old, fresh); what != "" {
 			return nil, nil, usagef("cannot resume: the saved harvest in %s was made with %s; repeat its command line, or start over with --force", state, what)
+		}
+		// The state is a file anyone with access to the directory could
+		// edit: its next page must be one a link could have led to.
+		next, err := url.Parse(old.Next)
+		if err != nil || j.policy().Check(next, j.origin) != nil {
+			return nil, nil, usagef("the state file %s names a next page off the harvest's hosts; it is damaged or was edited, use --force to start over", state)
 		}
 		if err := j.checkFile(); err != nil {
 			return nil, nil, err
@@ -238,6 +285,12 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 	return f, fresh, nil
 }
 
+// policy is the next-link policy of the harvest: its first URL's host and
+// the --allow-host ones.
+func (j *job) policy() paginate.Policy {
+	return paginate.Policy{AllowedHosts: append([]string{j.origin.Host}, j.allow...)}
+}
+
 // checkFile makes sure the output is a regular file (or none yet): the
 // partial file and the state live beside it, and only it can be replaced by
 // a rename at the end.
@@ -273,6 +326,9 @@ func (j *job) finish(file *os.File, st *harvestState, res *result) error {
 // fetched is lost whatever the cause.
 func (j *job) interrupted(err error, st *harvestState) error {
 	if j.out == "" {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("interrupted after %d rows written to %s (without -o a harvest cannot be resumed): %w", st.Rows, j.name(), err)
+		}
 		return err
 	}
 	// The state on disk is the resume point: the first page not durably
@@ -291,6 +347,33 @@ func (j *job) interrupted(err error, st *harvestState) error {
 		err, plural(st.Rows, "row", "rows"), partialPath(j.out))
 }
 
+// rateLimitedError is a walk stopped by a rate limit that steady would not
+// wait out: it exits 4, as get's [*steady.RateLimitError] does.
+type rateLimitedError struct {
+	err  error
+	wait time.Duration // the server's hint, 0 when it gave none
+}
+
+func (e *rateLimitedError) Error() string {
+	if e.wait > 0 {
+		return fmt.Sprintf("%v; the server asked to wait %v, longer than steady waits", e.err, e.wait.Round(time.Second))
+	}
+	return e.err.Error()
+}
+func (e *rateLimitedError) Unwrap() error { return e.err }
+
+// rateLimited marks err as a rate limit when the page failed with a final
+// 429, or retrying stopped because the wait asked for (Retry-After, or a
+// quota's reset) is past the cap.
+func rateLimited(err error, out *retry.Outcome) error {
+	var pe *paginate.Error
+	is429 := errors.As(err, &pe) && pe.Status == 429
+	if is429 || errors.Is(out.Stop, retry.ErrRetryAfter) || errors.Is(out.Stop, retry.ErrRateLimited) {
+		return &rateLimitedError{err: err, wait: out.RetryAfter}
+	}
+	return err
+}
+
 // transient reports whether trying later might get further: retrying ran
 // out (attempts, stall budget, rate limit, budget), a retryable status, or
 // the user stopped the run.
@@ -302,6 +385,8 @@ func transient(err error) bool {
 		errors.Is(err, retry.ErrExhausted), errors.Is(err, retry.ErrStalled),
 		errors.Is(err, retry.ErrRetryAfter), errors.Is(err, retry.ErrBudget),
 		errors.Is(err, retry.ErrRateLimited):
+		return true
+	case errors.As(err, new(*rateLimitedError)):
 		return true
 	case errors.As(err, &r):
 		return r.Retryable()
@@ -325,10 +410,10 @@ func (j *job) name() string {
 
 func newHarvest(g *globals) *cobra.Command {
 	var (
-		pages, items, out, format string
-		maxRows                   int
-		resume, force             bool
-		allow                     []string
+		pages, items, out, format, total string
+		allow                            []string
+		maxRows                          int
+		resume, force                    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "harvest URL",
@@ -351,16 +436,21 @@ With -o the output appears only when the walk is complete: items go to
 FILE.partial and FILE.state.json records each finished page. After an
 interruption (exit 3) or any failure, run the same command with --resume to
 continue from the last page received, without duplicating or losing a row.
-CSV columns are the union of the keys of the first page's items, in the
+A walk that ends with fewer rows than the first page announced
+(X-Total-Count, numberMatched, or the field --total names) fails with both
+numbers; the rows stay in FILE.partial.
+CSV columns are the union of the keys of the first rows' items, in the
 order first seen; fields first seen later go, as a JSON object, to the last
-column, _extra. Without -o, items are written to stdout as JSONL.`,
+column, _extra. Without -o, or with -o -, items are written to stdout as
+JSONL; a FIFO or device (/dev/null) is written into, never replaced, with no
+resume; a symbolic link as the output is refused.`,
 		Example: `  steady harvest https://api.example.gov/v1/items -o items.jsonl
   steady harvest https://api.example.gov/collections/x/items --items features -o x.csv
   steady harvest http://127.0.0.1:8080/items --allow-host 127.0.0.1:9090 -o rows.jsonl
   steady harvest https://api.example.gov/v1/events --pages cursor:next_cursor:cursor --items data --max-rows 5000
   steady harvest https://api.example.gov/v1/items -o items.jsonl --resume`,
 		Args: exactlyOneURL,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (runErr error) {
 			target, err := parseTarget(args[0])
 			if err != nil {
 				return err
@@ -406,7 +496,11 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 					if err != nil {
 						return err
 					}
-					defer f.Close()
+					defer func() {
+						if cerr := f.Close(); runErr == nil && cerr != nil {
+							runErr = fmt.Errorf("writing %s: %w", out, cerr)
+						}
+					}()
 					w, file, label = f, "", out
 				}
 			}
@@ -415,9 +509,8 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 				return err
 			}
 			defer client.CloseIdleConnections()
-			j := &job{client: client, origin: target, pages: pages, next: next, items: items,
-				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force,
-				allowHosts: hosts}
+			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total, allow: hosts,
+				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force}
 			if !g.quiet && (pages == "auto" || items == paginate.FindItems) {
 				j.detected = func(d paginate.Detected) { fmt.Fprintln(g.stderr, detectedLine(d, pages, items)) }
 			}
@@ -432,8 +525,9 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 	f := cmd.Flags()
 	f.StringVar(&pages, "pages", "auto", "how pages are linked: auto, link, json-links or cursor:FIELD:PARAM")
 	f.StringVar(&items, "items", "", `where the items are in a page, a dotted path ("" for a top-level array; default: found on the first page)`)
-	f.StringArrayVar(&allow, "allow-host", nil, "a host (or host:port) next links may also go to, under the same rules otherwise (repeatable)")
 	f.StringVarP(&out, "output", "o", "", "output file, .jsonl or .csv (default: JSONL on stdout)")
+	f.StringVar(&total, "total", "", "where the first page says how many items there are, a dotted path such as meta.total (default: the X-Total-Count header, or numberMatched)")
+	f.StringArrayVar(&allow, "allow-host", nil, "a host (host or host:port) that next links and redirects may lead to besides the URL's own (repeatable); the API key is never sent there")
 	f.StringVar(&format, "format", "", "output format, jsonl or csv (default: from the file's extension)")
 	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")

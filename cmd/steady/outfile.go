@@ -273,28 +273,44 @@ func writeFileAtomic(path string, data []byte) error {
 
 // openPrivate opens a file steady keeps beside an output (FILE.partial)
 // without following a symbolic link at its name, and only when it is a
-// regular file or absent. create makes a new, empty file (truncating an
-// old one); without it the file must exist and is opened as it is.
+// regular file or absent. create makes a new, empty file: an old one is
+// unlinked first rather than truncated, so that a hard link planted at the
+// name cannot make steady empty the file it shares. Without create the
+// file must exist, with no other name, and is opened as it is.
 func openPrivate(path string, create bool) (*os.File, error) {
 	flag := os.O_RDWR | noFollow | noCTTY
-	if create {
-		flag |= os.O_CREATE | os.O_TRUNC
+	if st, err := os.Lstat(path); err == nil {
+		if !st.Mode().IsRegular() {
+			// Checked before opening, so that not even a FIFO or a device
+			// is opened (opening some devices does something).
+			return nil, usagef("%s is a %s, not a file steady made; remove it, or choose another output", path, describe(st.Mode()))
+		}
+		if create {
+			if err := os.Remove(path); err != nil {
+				return nil, err
+			}
+		}
 	}
-	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
-		// Checked before opening, so that not even a FIFO or a device
-		// is opened (opening some devices does something).
-		return nil, usagef("%s is a %s, not a file steady made; remove it, or choose another output", path, describe(st.Mode()))
+	if create {
+		flag |= os.O_CREATE | os.O_EXCL
 	}
 	f, err := os.OpenFile(path, flag, outputPerm)
-	if errors.Is(err, syscall.ELOOP) {
+	switch {
+	case errors.Is(err, syscall.ELOOP):
 		return nil, usagef("%s is a symbolic link, not a file steady made; remove it, or choose another output", path)
-	}
-	if err != nil {
+	case errors.Is(err, fs.ErrExist):
+		return nil, usagef("%s appeared while steady was creating it; refusing to write it", path)
+	case err != nil:
 		return nil, err
 	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	st, err := f.Stat()
+	switch {
+	case err != nil || !st.Mode().IsRegular():
 		f.Close()
 		return nil, usagef("%s changed while it was opened; refusing to write it", path)
+	case linkCount(st) > 1:
+		f.Close()
+		return nil, usagef("%s has other hard links, so writing it would change another file too; remove it, or start over with --force", path)
 	}
 	return f, nil
 }
