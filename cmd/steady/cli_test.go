@@ -91,6 +91,12 @@ func TestBinaryVersion(t *testing.T) {
 	if revision == "" && !strings.Contains(flagOut, "commit unknown") {
 		t.Errorf("no commit stamped, but the text claims one: %q", flagOut)
 	}
+	// No setting of a command that does work can break it.
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		if code, out, errText := runBinary(t, []string{"STEADY_MAX_TIME=soon", "STEADY_RETRIES=ten"}, args...); code != exitOK || out != flagOut {
+			t.Errorf("%v with bad variables: exit %d, %q", args, code, errText)
+		}
+	}
 	if code, _, errText := runBinary(t, nil, "version", "extra"); code != exitUsage || !strings.Contains(errText, "extra") {
 		t.Errorf("version extra: exit %d, %q", code, errText)
 	}

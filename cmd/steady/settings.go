@@ -295,6 +295,11 @@ func (e *maxTimeError) Error() string {
 // context. Only that setting is read here, so a malformed variable of
 // another setting does not break commands that never use it.
 func (g *globals) startClock(cmd *cobra.Command) error {
+	switch cmd.Name() {
+	case "get", "harvest", "demo", "serve", "simulate":
+	default:
+		return nil // version, help, completion: nothing to bound
+	}
 	d := g.flags.MaxTime
 	if !g.root.PersistentFlags().Changed("max-time") {
 		name := config.Name(config.DefaultPrefix, config.VarMaxTime)
