@@ -38,7 +38,25 @@ func runBinary(t *testing.T, env []string, args ...string) (code int, stdout, st
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatalf("running %v: %v", args, err)
 	}
-	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+	code = cmd.ProcessState.ExitCode()
+	checkUserWords(t, args, code, errb.String())
+	return code, out.String(), errb.String()
+}
+
+// checkUserWords is the invariant every run of the binary in these tests
+// meets: the exit code is a documented one, and stderr speaks in what the
+// user typed or can type, never in the library's field names or a parser's
+// internals.
+func checkUserWords(t *testing.T, args []string, code int, stderr string) {
+	t.Helper()
+	if code < exitOK || code > exitRateLimited {
+		t.Errorf("%v: exit %d is not a documented exit code", args, code)
+	}
+	for _, leak := range []string{"Options.", "strconv.", "invalid argument", "Policy.", "%20"} {
+		if strings.Contains(stderr, leak) {
+			t.Errorf("%v: stderr speaks in library words (%q): %q", args, leak, stderr)
+		}
+	}
 }
 
 // counting answers every request with status, counting them.
