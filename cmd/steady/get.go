@@ -62,7 +62,7 @@ with the attempts made and why retrying stopped.`,
 			resp, err := client.Do(req)
 			r.Close()
 			if err != nil {
-				return err
+				return withServerMessage(err)
 			}
 			defer resp.Body.Close()
 			if _, err := io.Copy(out, resp.Body); err != nil {
