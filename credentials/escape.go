@@ -17,12 +17,9 @@ import (
 // included, is kept; text that needs no escape is returned as it is,
 // without allocating.
 func Escape(s string) string {
-	i := strings.IndexFunc(s, needsEscape)
-	if i < 0 {
-		if utf8.ValidString(s) {
-			return s
-		}
-		i = invalidAt(s)
+	i := firstToEscape(s)
+	if i == len(s) {
+		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
@@ -50,11 +47,16 @@ func needsEscape(r rune) bool {
 	return r < ' ' || r == 0x7f || (r >= 0x80 && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r))) || r == '\u2028' || r == '\u2029'
 }
 
-// invalidAt returns the index of the first byte of s that is not UTF-8.
-func invalidAt(s string) int {
+// firstToEscape returns the index of the first character of s that
+// [Escape] changes, or len(s).
+func firstToEscape(s string) int {
 	for i := 0; i < len(s); {
+		if c := s[i]; c >= ' ' && c < 0x7f {
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
+		if r == utf8.RuneError && size == 1 || needsEscape(r) {
 			return i
 		}
 		i += size

@@ -134,14 +134,14 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 				if ctx.Err() != nil {
 					err = ctx.Err()
 				} else {
-					err = pl.redact.walkError(err)
+					err = walkError(pl.redact, err)
 				}
 				yield(nil, err)
 				return
 			}
 			next, linkErr := w.nextURL(pl, p, seen)
 			if linkErr != nil {
-				linkErr = pl.redact.walkError(linkErr)
+				linkErr = walkError(pl.redact, linkErr)
 			}
 			p.Next = next
 			stop, trimmed := false, 0
@@ -233,7 +233,7 @@ func (w *Walk) report(pl *plan, p *Page) {
 	progress.Emit(w.opt.Reporter, progress.Event{
 		Kind:       progress.PageReceived,
 		Method:     method,
-		URL:        pl.redact.urlText(p.URL),
+		URL:        pl.redact.URL(p.URL),
 		Host:       p.URL.Host,
 		Status:     p.Status,
 		Done:       p.Number,
