@@ -216,3 +216,37 @@ func TestTransportResponseRequestWhateverIsBelow(t *testing.T) {
 		t.Errorf("resp.Request = %v, want the caller's request", resp.Request.URL)
 	}
 }
+
+func TestTransportScopesHandSetCredentialsByValue(t *testing.T) {
+	t.Parallel()
+	// No key configured: the credentials set by hand on the first request
+	// belong to its origin, and a server that echoes them into a foreign
+	// Location does not pass them on.
+	const token = "hand-5et-t0ken-9"
+	basic := base64.StdEncoding.EncodeToString([]byte("me:" + token))
+	for name, value := range map[string]string{
+		"X-Api-Key":     token,
+		"Authorization": "Basic " + basic,
+		"X-Auth-Token":  token,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			first := mustRequest(t, "https://api.example.gov/start")
+			first.Header.Set(name, value)
+			req := mustRequest(t, "https://evil.example/landing?a=1&hapikey="+token+"&b="+basic)
+			req.Header = first.Header.Clone()
+			req.Header.Set("Referer", "https://api.example.gov/start?x="+token)
+			req.Response = &http.Response{Request: first}
+			var sent *http.Request
+			if _, err := credentials.NewTransport(capture(&sent)).RoundTrip(req); err != nil {
+				t.Fatal(err)
+			}
+			if sent.URL.RawQuery != "a=1" {
+				t.Errorf("query %q, want %q", sent.URL.RawQuery, "a=1")
+			}
+			for h, vv := range sent.Header {
+				t.Errorf("the foreign host received %s: %q", h, vv)
+			}
+		})
+	}
+}

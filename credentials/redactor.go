@@ -3,6 +3,9 @@ package credentials
 import (
 	"cmp"
 	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
@@ -247,3 +250,49 @@ func (e *redactedError) Temporary() bool {
 	t, ok := e.err.(interface{ Temporary() bool })
 	return ok && t.Temporary()
 }
+
+// KeyFree returns u without its userinfo and without every query parameter
+// whose value, as written or decoded, holds one of r's secrets; the other
+// parameters keep their order and encoding. It returns u itself when there
+// is nothing to remove, so a caller can tell by comparing pointers.
+func (r *Redactor) KeyFree(u *url.URL) *url.URL {
+	return keyFree(u, func(p string) bool { return r.Contains(p) || r.Contains(unescapeParam(p)) })
+}
+
+// keyFree returns u without its userinfo and the raw parameters drop
+// reports, or u itself when there are none.
+func keyFree(u *url.URL, drop func(raw string) bool) *url.URL {
+	if u == nil {
+		return nil
+	}
+	changed := u.User != nil
+	for i := 0; i < len(u.RawQuery) && !changed; {
+		end := paramEnd(u.RawQuery, i)
+		changed = drop(u.RawQuery[i:end])
+		i = end + 1
+	}
+	if !changed {
+		return u
+	}
+	c := *u
+	c.User = nil
+	c.RawQuery = filterQuery(u.RawQuery, drop)
+	c.ForceQuery = false
+	return &c
+}
+
+// Secrets are values that must appear in no text, such as the API keys an
+// options struct hands to a layer for its [Redactor]. Printed with any verb
+// or through log/slog they show only how many there are, so that printing
+// the struct that holds them, or an error that keeps that struct, shows
+// none.
+type Secrets []string
+
+// String describes s without any of its values.
+func (s Secrets) String() string { return fmt.Sprintf("credentials.Secrets(%d %s)", len(s), Redacted) }
+
+// Format prints [Secrets.String] whatever the verb.
+func (s Secrets) Format(f fmt.State, verb rune) { io.WriteString(f, s.String()) }
+
+// LogValue keeps the values out of log/slog output.
+func (s Secrets) LogValue() slog.Value { return slog.StringValue(s.String()) }

@@ -1,10 +1,12 @@
 package credentials
 
 import (
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -164,7 +166,17 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.next.RoundTrip(req) // it reports the missing URL
 	}
 	dest := originOf(req.URL)
-	foreign := req.Response != nil && dest != originOf(originalURL(req))
+	foreign := false
+	if req.Response != nil {
+		first := originalRequest(req)
+		foreign = first == nil || dest != originOf(first.URL)
+		if foreign {
+			// The credentials set by hand on the first request are scoped to
+			// its origin like a key: found by value wherever a server echoed
+			// them, on this hop.
+			t = t.withHandSet(first)
+		}
+	}
 
 	// A key in the path or the host cannot be taken out without sending
 	// another request than the one asked for: refuse it.
@@ -231,24 +243,7 @@ func (t *transport) settle(resp *http.Response, req *http.Request) {
 // keyFree returns u without its userinfo and without every parameter that
 // a key uses or whose value holds a key, or u itself when it has none.
 func (t *transport) keyFree(u *url.URL) *url.URL {
-	if u == nil {
-		return nil
-	}
-	strip := func(p string) bool { return t.isKeyParam(p) || t.red.Contains(p) || t.red.Contains(unescapeParam(p)) }
-	changed := u.User != nil
-	for i := 0; i < len(u.RawQuery) && !changed; {
-		end := paramEnd(u.RawQuery, i)
-		changed = strip(u.RawQuery[i:end])
-		i = end + 1
-	}
-	if !changed {
-		return u
-	}
-	c := *u
-	c.User = nil
-	c.RawQuery = filterQuery(u.RawQuery, strip)
-	c.ForceQuery = false
-	return &c
+	return keyFree(u, func(p string) bool { return t.isKeyParam(p) || t.red.Contains(p) || t.red.Contains(unescapeParam(p)) })
 }
 
 // filterQuery returns the raw query q without the parameters drop reports,
@@ -345,17 +340,75 @@ func (t *transport) CloseIdleConnections() {
 	}
 }
 
-// originalURL returns the URL of the first request of req's redirect chain,
-// or nil if the chain is too long to trust.
-func originalURL(req *http.Request) *url.URL {
+// originalRequest returns the first request of req's redirect chain, or
+// nil if the chain is too long to trust.
+func originalRequest(req *http.Request) *http.Request {
 	r := req
 	for range maxChain {
 		if r.Response == nil || r.Response.Request == nil {
-			return r.URL
+			return r
 		}
 		r = r.Response.Request
 	}
 	return nil
+}
+
+// withHandSet returns t with the values of the credential headers set by
+// hand on first (see isAmbient; Referer aside) added as keys that no origin
+// accepts, or t itself when there are none. An Authorization value counts
+// whole, by its credentials after the scheme, and for Basic by its
+// password too.
+func (t *transport) withHandSet(first *http.Request) *transport {
+	if first == nil {
+		return t
+	}
+	var values []string
+	for name, vv := range first.Header {
+		if !isAmbient(name) || strings.EqualFold(name, "Referer") {
+			continue
+		}
+		for _, v := range vv {
+			values = append(values, handSetSecrets(v)...)
+		}
+	}
+	if len(values) == 0 {
+		return t
+	}
+	c := *t
+	c.keys = slices.Clone(t.keys)
+	for _, v := range values {
+		c.keys = append(c.keys, &compiledKey{value: v, red: NewRedactor(v)})
+	}
+	c.red = t.red.With(values...)
+	return &c
+}
+
+// minHandSet is the shortest hand-set credential looked for by value; a
+// shorter one would match ordinary text.
+const minHandSet = 6
+
+// handSetSecrets returns the parts of a credential header's value that are
+// secret: the value, what follows an auth scheme, and a Basic password.
+func handSetSecrets(v string) []string {
+	var out []string
+	add := func(s string) {
+		if len(s) >= minHandSet {
+			out = append(out, s)
+		}
+	}
+	add(v)
+	if scheme, cred, ok := strings.Cut(v, " "); ok {
+		cred = strings.TrimSpace(cred)
+		add(cred)
+		if strings.EqualFold(scheme, "Basic") {
+			if raw, err := base64.StdEncoding.DecodeString(cred); err == nil {
+				if _, pass, ok := strings.Cut(string(raw), ":"); ok {
+					add(pass)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // headerSlot returns the slot whose name matches the header name, if any.

@@ -63,7 +63,7 @@ type Options struct {
 	// [credentials.Redacted]: as written, query- or path-escaped, and
 	// inside base64 (the Basic Authorization a server echoes back). Empty
 	// strings are ignored. Do not print the Options themselves.
-	Secrets []string
+	Secrets credentials.Secrets
 }
 
 // plan is the options checked and worked out once per walk.

@@ -22,6 +22,7 @@ package wiretest
 import (
 	"bytes"
 	"fmt"
+	"go/token"
 	"io"
 	"io/fs"
 	"net/http"
@@ -183,12 +184,15 @@ func (w *Watch) Text(where, s string) {
 }
 
 // Err records err as a caller could print it: its text, %+v and %#v, and
-// the same for every error of its chain, which a caller reaches with
-// errors.As.
+// the same for every error of its chain whose type is exported, which a
+// caller reaches with errors.As (a *url.Error, a *retry.Error, ...).
 func (w *Watch) Err(where string, err error) {
 	for i, e := range chain(err) {
 		at := where
 		if i > 0 {
+			if !exported(e) {
+				continue
+			}
 			at = fmt.Sprintf("%s > %T", where, e)
 		}
 		w.Text(at+" Error()", e.Error())
@@ -220,6 +224,15 @@ func chain(err error) []error {
 	}
 	walk(err)
 	return out
+}
+
+// exported reports whether errors.As can name e's type.
+func exported(e error) bool {
+	t := reflect.TypeOf(e)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name() != "" && token.IsExported(t.Name())
 }
 
 // Reporter returns a reporter that records every event, printed with %+v,
