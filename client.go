@@ -215,6 +215,11 @@ func (u userAgent) CloseIdleConnections() {
 // credentials and retry layers.
 func (c *Client) HTTP() *http.Client { return c.http }
 
+// Redactor returns the client's redactor, made once from its keys: the one
+// every error and event of the client goes through. Programs use it for
+// the texts and files they write themselves.
+func (c *Client) Redactor() *credentials.Redactor { return c.red }
+
 // Options returns the client's options, defaults applied.
 func (c *Client) Options() Options { return c.opt }
 

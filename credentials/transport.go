@@ -427,12 +427,7 @@ func (t *transport) headerSlot(name string) *slot {
 // (X-Api-Key, X-Auth-Token, ...), and Referer, which names the previous URL,
 // query and all.
 func isAmbient(name string) bool {
-	for _, a := range ambientHeaders {
-		if strings.EqualFold(a, name) {
-			return true
-		}
-	}
-	return strings.EqualFold(name, "Referer") || IsCredentialName(name)
+	return strings.EqualFold(name, "Referer") || IsCredentialHeader(name)
 }
 
 // leaksIn reports whether a value of a header holds a key that does not

@@ -38,11 +38,21 @@ with the attempts made and why retrying stopped.`,
 			if err != nil {
 				return usagef("invalid URL: %v", err)
 			}
+			var handKeys []credentials.Key
 			for _, h := range headers {
 				name, value, ok := strings.Cut(h, ":")
 				name = strings.TrimSpace(name)
 				if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
-					return usagef("invalid header %q: want 'Name: value'", h)
+					// The value is left out: it may be a secret.
+					return usagef("invalid header %q: want 'Name: value'", credentials.Redact(h, strings.TrimSpace(value)))
+				}
+				if credentials.IsCredentialHeader(name) && strings.TrimSpace(value) != "" {
+					// Scoped to the URL's host like STEADY_API_KEY, so no
+					// redirect takes it elsewhere.
+					if handKeys, err = g.addHandKey(handKeys, target, name, strings.TrimSpace(value)); err != nil {
+						return err
+					}
+					continue
 				}
 				req.Header.Add(name, strings.TrimSpace(value))
 			}
@@ -53,7 +63,7 @@ with the attempts made and why retrying stopped.`,
 				}
 				defer out.abort()
 			}
-			client, r, err := g.clientFor(target, retry.Policy{})
+			client, r, err := g.clientFor(target, retry.Policy{}, handKeys...)
 			if err != nil {
 				return err
 			}

@@ -86,7 +86,7 @@ func formatOf(out, format string) (string, error) {
 func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err error) {
 	start := time.Now()
 	defer func() { res.elapsed = time.Since(start) }()
-	origin := stripCredentials(j.origin)
+	origin := stripCredentials(j.origin, j.client.Redactor())
 	st := &harvestState{Version: stateVersion, URL: origin, Pages: j.pages, Items: j.items,
 		Format: j.format, MaxRows: j.maxRows, Next: origin}
 
@@ -137,7 +137,7 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 			st.Next = ""
 			continue
 		}
-		st.Next = stripCredentials(page.Next)
+		st.Next = stripCredentials(page.Next, j.client.Redactor())
 		if file != nil {
 			if st.Offset, err = file.Seek(0, io.SeekCurrent); err != nil {
 				break
@@ -226,7 +226,7 @@ func (j *job) interrupted(err error, sum paginate.Summary, st *harvestState) err
 		return err
 	}
 	if sum.Next != nil {
-		st.Next = stripCredentials(sum.Next)
+		st.Next = stripCredentials(sum.Next, j.client.Redactor())
 		_ = st.save(statePath(j.out))
 	}
 	if st.Next == "" {
