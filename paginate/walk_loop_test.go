@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/paginate"
 )
 
@@ -64,6 +65,7 @@ func TestWalkNoPageTwice(t *testing.T) {
 				io.WriteString(w, `[{"id":1}]`)
 			})
 			k := credentials.Key{Query: "api_key", Value: loopKey, Hosts: []string{"http://" + srv.Listener.Addr().String()}}
+			wiretest.For(t).Key(k)
 			client := countingClient(t, credentials.NewTransport(srv.Client().Transport, k))
 			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/items", nil)
 			pages, err := collect(paginate.Pages(context.Background(), client, req, paginate.Options{Secrets: []string{loopKey}}))
