@@ -23,7 +23,9 @@ func newGet(g *globals) *cobra.Command {
 		Short: "Fetch one URL through the whole stack",
 		Long: `get sends one GET request through steady's stack (retry with a stall
 budget, Retry-After, the API key scoped to the URL's host) and writes the
-body to stdout or to a file. A final error status is reported on stderr
+body to stdout or to a file. Credential headers given with -H
+(Authorization, Cookie, X-Api-Key and their kin) are scoped to the URL's
+host like the API key: a redirect elsewhere does not carry them. A final error status is reported on stderr
 with the attempts made and why retrying stopped.`,
 		Example: `  steady get https://api.example.gov/v1/status
   steady get https://api.example.gov/v1/items/42 -H 'Accept: application/json' -o item.json
@@ -79,7 +81,7 @@ with the attempts made and why retrying stopped.`,
 				w = out
 			}
 			if _, err := io.Copy(w, resp.Body); err != nil {
-				return fmt.Errorf("reading the body of %s: %w", credentials.RedactURL(target), err)
+				return fmt.Errorf("reading the body of %s: %w", client.Redactor().URL(target), client.Redactor().Error(err))
 			}
 			if out != nil {
 				return out.commit()

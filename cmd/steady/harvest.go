@@ -166,7 +166,7 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 		return nil, nil, usagef("nothing to resume: %s does not exist", state)
 	case j.resume:
 		if old.URL != fresh.URL || old.Pages != fresh.Pages || old.Items != fresh.Items || old.Format != fresh.Format || old.MaxRows != fresh.MaxRows {
-			return nil, nil, usagef("the saved harvest in %s is of %s with other options; repeat its command line or use --force", state, credentials.RedactURLString(old.URL))
+			return nil, nil, usagef("the saved harvest in %s is of %s with other options; repeat its command line or use --force", state, j.client.Redactor().URLString(old.URL))
 		}
 		if err := checkDestination(j.out, j.force); err != nil {
 			return nil, nil, err
