@@ -180,7 +180,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	// A key in the path or the host cannot be taken out without sending
 	// another request than the one asked for: refuse it.
-	for _, part := range [...]string{req.URL.Host, req.URL.EscapedPath(), req.URL.Opaque} {
+	for _, part := range [...]string{req.URL.Host, req.Host, req.URL.EscapedPath(), req.URL.Opaque} {
 		if t.leaks(part, dest) {
 			closeBody(req)
 			return nil, &LeakError{URL: t.red.URL(req.URL), Where: "the URL's host or path"}
