@@ -215,6 +215,17 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if guard {
 		r.Body = &guardedBody{body: req.Body, t: t, dest: dest}
+		if req.GetBody != nil {
+			// net/http rewinds a body through GetBody to re-send it on a
+			// new connection; the copy is guarded too.
+			r.GetBody = func() (io.ReadCloser, error) {
+				b, err := req.GetBody()
+				if err != nil {
+					return nil, err
+				}
+				return &guardedBody{body: b, t: t, dest: dest}, nil
+			}
+		}
 	}
 	resp, err := t.next.RoundTrip(r)
 	t.settle(resp, req)
