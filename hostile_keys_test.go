@@ -109,8 +109,9 @@ func TestHostileKeyEchoedIntoAForeignURL(t *testing.T) {
 	}
 }
 
-// TestHostileKeyBasicEcho: the key as the password of a Basic value set by
-// hand, sent on to a foreign host by a redirect.
+// TestHostileKeyHandSetHeadersStayHome: credentials set by hand, without
+// Options.Keys, on a request the server redirects to another host with the
+// value echoed into the Location.
 func TestHostileKeyHandSetHeadersStayHome(t *testing.T) {
 	for _, h := range []string{"X-Api-Key", "Authorization", "X-Auth-Token", "Cookie", "Proxy-Authorization"} {
 		t.Run(h, func(t *testing.T) {
@@ -196,8 +197,7 @@ func TestHostileKeyOffTheListIsRedactedByValue(t *testing.T) {
 	// The key, configured as a header, comes back from the server in
 	// parameters whose names are not on the credential list: in a
 	// redirect, in the final URL of an error and of a decode failure.
-	e := newEchoWorld(t)
-	api := e.api
+	w := wiretest.For(t)
 	s := newHostileServer(t, false, func(w http.ResponseWriter, r *http.Request) {
 		got := url.QueryEscape(r.Header.Get("X-Api-Key"))
 		switch r.URL.Path {
@@ -215,18 +215,17 @@ func TestHostileKeyOffTheListIsRedactedByValue(t *testing.T) {
 			w.WriteHeader(http.StatusFound)
 		}
 	})
-	_ = api
 	k := credentials.Key{Header: "X-Api-Key", Value: echoKey, Hosts: []string{"http://" + s.Listener.Addr().String()}}
-	cl := newClient(t, steady.Options{BaseURL: s.URL, Keys: []credentials.Key{k}, Policy: fast(), Reporter: e.w.Reporter(nil)})
+	cl := newClient(t, steady.Options{BaseURL: s.URL, Keys: []credentials.Key{k}, Policy: fast(), Reporter: w.Reporter(nil)})
 	for _, path := range []string{"/to-error", "/to-html", "/bad-location"} {
 		err := cl.GetJSON(context.Background(), path, nil, new(any))
 		if err == nil {
 			t.Fatalf("%s: no error", path)
 		}
-		e.w.Err("GetJSON "+path, err)
+		w.Err("GetJSON "+path, err)
 	}
 	// A path that does not parse, with the key in it.
-	e.w.Err("GetJSON unparsable", cl.GetJSON(context.Background(), "/x?appid="+echoKey+"%zz", nil, new(any)))
+	w.Err("GetJSON unparsable", cl.GetJSON(context.Background(), "/x?appid="+echoKey+"%zz", nil, new(any)))
 }
 
 func TestHostileKeyNeverInResponseRequestOrPageURL(t *testing.T) {
