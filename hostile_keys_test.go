@@ -15,6 +15,7 @@ import (
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/paginate"
+	"github.com/steadyhttp/steady/retry"
 )
 
 // The key's hostile cases (issue 10, items 1 to 5 and 7; docs/reliability.md,
@@ -273,3 +274,28 @@ func TestHostileKeyNeverInResponseRequestOrPageURL(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestHostileKeyBodyRedirectedToAForeignHost(t *testing.T) {
+	// A POST whose body holds the key (a form login, say), answered with a
+	// 307 to another host: net/http re-sends the body there.
+	e := newEchoWorld(t)
+	s := newHostileServer(t, false, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		http.Redirect(w, r, e.foreign.URL+"/landing", http.StatusTemporaryRedirect)
+	})
+	k := credentials.Key{Header: "X-Api-Key", Value: echoKey, Hosts: []string{"http://" + s.Listener.Addr().String()}}
+	cl := newClient(t, steady.Options{Keys: []credentials.Key{k}, Policy: fast(), Reporter: e.w.Reporter(nil)})
+	body := strings.Repeat("x", 10000) + "&key=" + echoKey
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/login", strings.NewReader(body))
+	req.Header.Set("Idempotency-Key", "one")
+	_, err := cl.Do(req)
+	e.w.Err("Do", err)
+	var le *credentials.LeakError
+	if !errors.As(err, &le) {
+		t.Fatalf("err %v, want a *credentials.LeakError", err)
+	}
+	var re *retry.Error
+	if errors.As(err, &re) && re.Attempts > 1 {
+		t.Errorf("the refusal was re-sent: %d attempts", re.Attempts)
+	}
+}
