@@ -113,7 +113,7 @@ func build(opt Options, pool http.RoundTripper) (*Client, error) {
 		}
 		base = u
 	}
-	// From the top (ADR 130): http.Client, retry, User-Agent, credentials,
+	// From the top (ADR 131): http.Client, retry, User-Agent, credentials,
 	// the pool. Credentials sits right above the pool, so every layer of
 	// steady's sees only key-free requests, and it decides on every attempt
 	// of every hop; it is there even without keys, to scope credentials set
