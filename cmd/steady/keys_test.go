@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/steadyhttp/steady/credentials"
@@ -77,9 +78,11 @@ func TestGetHandSetCredentialsScopedLikeTheKey(t *testing.T) {
 
 func TestHarvestEchoedKeyNeverOnDiskOrStderr(t *testing.T) {
 	// The API echoes the key into every next link under a name off the
-	// credential list, then fails for good at page 3: the harvest stops
+	// credential list, then fails at page 3, once for a while (a retry
+	// line on stderr names the page) and then for good: the harvest stops
 	// with its state file on disk.
 	w := wiretest.For(t)
+	var third atomic.Int64
 	api := w.Server(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		page := r.URL.Query().Get("page")
 		switch page {
@@ -91,6 +94,11 @@ func TestHarvestEchoedKeyNeverOnDiskOrStderr(t *testing.T) {
 			rw.Header().Set("Link", `</items?page=`+next+`&appid=`+url.QueryEscape(r.Header.Get("X-Api-Key"))+`>; rel="next"`)
 			io.WriteString(rw, `[{"id":1},{"id":2}]`)
 		default:
+			if third.Add(1) == 1 {
+				rw.Header().Set("Retry-After", "0")
+				rw.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
 			rw.WriteHeader(http.StatusBadRequest)
 			io.WriteString(rw, "bad page; you sent "+r.URL.RawQuery+" with "+r.Header.Get("X-Api-Key"))
 		}
@@ -99,14 +107,14 @@ func TestHarvestEchoedKeyNeverOnDiskOrStderr(t *testing.T) {
 	t.Setenv("STEADY_API_KEY", cliKey)
 	dir := t.TempDir()
 	w.Dir(dir)
-	code, _, errText := watchedCLI(t, "harvest", "--retries", "0", api.URL+"/items", "-o", filepath.Join(dir, "rows.jsonl"))
+	code, _, errText := watchedCLI(t, "harvest", "--retries", "1", api.URL+"/items", "-o", filepath.Join(dir, "rows.jsonl"))
 	if code == exitOK {
 		t.Fatalf("exit 0 for a harvest that failed at page 3: %q", errText)
 	}
 	if files, _ := filepath.Glob(filepath.Join(dir, "*.state.json")); len(files) != 1 {
 		t.Errorf("state files %v, want one: the case tests nothing", files)
 	}
-	if !strings.Contains(errText, "400") {
-		t.Errorf("stderr %q does not name the failure", errText)
+	if !strings.Contains(errText, "400") || !strings.Contains(errText, "retry") || !strings.Contains(errText, "page=3") {
+		t.Errorf("stderr %q does not show the retry of page 3 and the failure: the case tests less than it says", errText)
 	}
 }
