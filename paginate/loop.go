@@ -11,9 +11,10 @@ import (
 // page: without the fragment (#top names the page it is on), without any
 // parameter holding one of the walk's secrets (a self link that echoes the
 // key is the page without it, which the credentials layer completes), and
-// without userinfo. Both the link a walk follows and the final URL it lands
-// on after redirects are checked, so a link that redirects back to an
-// earlier page ends the walk before that page comes again.
+// without userinfo. The link a walk follows, every redirect hop (through
+// the walk's redirect check) and the final URL it lands on are checked, so
+// a link that redirects back to an earlier page ends the walk before that
+// page is fetched or delivered again.
 type loopGuard struct {
 	red  *credentials.Redactor
 	seen map[string]struct{}
@@ -41,6 +42,19 @@ func (g *loopGuard) see(u *url.URL) bool {
 	}
 	g.seen[k] = struct{}{}
 	return false
+}
+
+// back reports whether a redirect met while fetching page from leads to a
+// page seen before, other than the one being fetched: the hop is refused
+// before it is sent. A redirect back to the page's own URL (a server
+// setting a cookie, say) is left to the client's redirect limit.
+func (g *loopGuard) back(to, from *url.URL) bool {
+	k := g.key(to)
+	if k == g.key(from) {
+		return false
+	}
+	_, seen := g.seen[k]
+	return seen
 }
 
 // landed records where the request for u ended after redirects, final, and
