@@ -15,6 +15,7 @@ import (
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/paginate"
+	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -297,5 +298,36 @@ func TestHostileKeyBodyRedirectedToAForeignHost(t *testing.T) {
 	var re *retry.Error
 	if errors.As(err, &re) && re.Attempts > 1 {
 		t.Errorf("the refusal was re-sent: %d attempts", re.Attempts)
+	}
+}
+
+// recordingTracer is a progress.Tracer that keeps the events it was told
+// about when attempts started.
+type recordingTracer struct {
+	hostileEvents
+	started hostileEvents
+}
+
+func (r *recordingTracer) StartAttempt(e progress.Event) context.Context {
+	r.started.Report(e)
+	return nil
+}
+
+func TestHostileKeyRedactionKeepsTheTracer(t *testing.T) {
+	// The client's redacting wrapper must stay a progress.Tracer, and what
+	// it tells the tracer is redacted too.
+	e := newEchoWorld(t)
+	var tr recordingTracer
+	cl := newClient(t, steady.Options{BaseURL: e.api.URL, Policy: fast(), Reporter: &tr,
+		Keys: []credentials.Key{{Query: "api_key", Value: echoKey, Hosts: []string{"http://" + e.api.Listener.Addr().String()}}}})
+	if err := cl.GetJSON(context.Background(), "/echo-then-away", nil, new(any)); err != nil {
+		t.Fatal(err)
+	}
+	started := tr.started.kind(0)
+	if len(started) != 3 {
+		t.Fatalf("the tracer saw %d attempts start, want 3 (one per hop)", len(started))
+	}
+	for _, ev := range started {
+		e.w.Text("StartAttempt", fmt.Sprintf("%+v", ev))
 	}
 }
