@@ -2,6 +2,7 @@ package paginate
 
 import (
 	"fmt"
+	"github.com/steadyhttp/steady/credentials"
 	"net/http"
 	"net/url"
 	"strings"
@@ -81,7 +82,7 @@ type Options struct {
 	// [credentials.Redacted]: as written, query- or path-escaped, and
 	// inside base64 (the Basic Authorization a server echoes back). Empty
 	// strings are ignored. Do not print the Options themselves.
-	Secrets []string
+	Secrets credentials.Secrets
 }
 
 // plan is the options checked and worked out once per walk.
@@ -100,7 +101,7 @@ type plan struct {
 	findItems, auto bool
 	detected        Detected
 	// redact hides Options.Secrets in errors and events.
-	redact *redactor
+	redact *credentials.Redactor
 	// total is Options.TotalField split; nil means the defaults.
 	total []string
 	// client is the walk's client with the policy on its redirects.
@@ -128,7 +129,7 @@ func newPlan(req *http.Request, opt Options) (*plan, error) {
 	if opt.MaxPages < 0 || opt.MaxRows < 0 {
 		return nil, optionsError("MaxPages and MaxRows cannot be negative")
 	}
-	p := &plan{next: opt.Next, limit: opt.MaxPageBytes, redact: newRedactor(opt.Secrets)}
+	p := &plan{next: opt.Next, limit: opt.MaxPageBytes, redact: credentials.NewRedactor(opt.Secrets...)}
 	if p.next == nil {
 		p.next = LinkHeader
 	}

@@ -34,13 +34,14 @@ func withServerMessage(err error) error {
 	return &serverSaid{err: err, text: excerptText(se.Excerpt, maxShownExcerpt)}
 }
 
-// excerptText renders server text for one line of a terminal: runs of
-// white space become one space, the text is cut to limit bytes at a rune
-// boundary, and it is quoted with every control, format (bidirectional
-// overrides included) and invalid byte escaped, so a server cannot forge
-// lines or move the cursor.
+// excerptText renders an excerpt for one line of a terminal. The excerpt
+// arrives escaped ([credentials.Escape]: no control, format or invalid byte
+// is left in it), so the line breaks and tabs of a JSON message are the
+// escapes \n, \r and \t: they and runs of spaces become one space, the text
+// is cut to limit bytes without splitting a rune, and it is shown in
+// quotes, its own quotes escaped.
 func excerptText(s string, limit int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(whitespaceEscapes.Replace(s)), " ")
 	cut := ""
 	if len(s) > limit {
 		n := limit
@@ -50,5 +51,7 @@ func excerptText(s string, limit int) string {
 		cut = " ... (" + strconv.Itoa(len(s)-n) + " more bytes)"
 		s = s[:n]
 	}
-	return strconv.QuoteToGraphic(s) + cut
+	return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` + cut
 }
+
+var whitespaceEscapes = strings.NewReplacer(`\n`, " ", `\r`, " ", `\t`, " ")

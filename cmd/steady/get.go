@@ -23,7 +23,9 @@ func newGet(g *globals) *cobra.Command {
 		Short: "Fetch one URL through the whole stack",
 		Long: `get sends one GET request through steady's stack (retry with a stall
 budget, Retry-After, the API key scoped to the URL's host) and writes the
-body to stdout or to a file. A final error status is reported on stderr
+body to stdout or to a file. Credential headers given with -H
+(Authorization, Cookie, X-Api-Key and their kin) are scoped to the URL's
+host like the API key: a redirect elsewhere does not carry them. A final error status is reported on stderr
 with the attempts made and why retrying stopped.`,
 		Example: `  steady get https://api.example.gov/v1/status
   steady get https://api.example.gov/v1/items/42 -H 'Accept: application/json' -o item.json
@@ -38,11 +40,21 @@ with the attempts made and why retrying stopped.`,
 			if err != nil {
 				return usagef("invalid URL: %v", err)
 			}
+			var handKeys []credentials.Key
 			for _, h := range headers {
 				name, value, ok := strings.Cut(h, ":")
 				name = strings.TrimSpace(name)
 				if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
-					return usagef("invalid header %q: want 'Name: value'", h)
+					// The value is left out: it may be a secret.
+					return usagef("invalid header %q: want 'Name: value'", credentials.Redact(h, strings.TrimSpace(value)))
+				}
+				if credentials.IsCredentialHeader(name) && strings.TrimSpace(value) != "" {
+					// Scoped to the URL's host like STEADY_API_KEY, so no
+					// redirect takes it elsewhere.
+					if handKeys, err = g.addHandKey(handKeys, target, name, strings.TrimSpace(value)); err != nil {
+						return err
+					}
+					continue
 				}
 				req.Header.Add(name, strings.TrimSpace(value))
 			}
@@ -54,7 +66,7 @@ with the attempts made and why retrying stopped.`,
 				return err
 			}
 			defer out.abort()
-			client, r, err := g.clientFor(target, retry.Policy{})
+			client, r, err := g.clientFor(target, retry.Policy{}, handKeys...)
 			if err != nil {
 				return err
 			}
@@ -66,7 +78,7 @@ with the attempts made and why retrying stopped.`,
 			}
 			defer resp.Body.Close()
 			if _, err := io.Copy(out, resp.Body); err != nil {
-				return fmt.Errorf("reading the body of %s: %w", credentials.RedactURL(target), err)
+				return fmt.Errorf("reading the body of %s: %w", client.Redactor().URL(target), client.Redactor().Error(err))
 			}
 			return out.commit()
 		},

@@ -98,7 +98,7 @@ func formatOf(out, format string) (string, error) {
 func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err error) {
 	start := time.Now()
 	defer func() { res.elapsed = time.Since(start) }()
-	origin := stripCredentials(j.origin)
+	origin := stripCredentials(j.origin, j.client.Redactor())
 	st := &harvestState{Version: stateVersion, URL: origin, Pages: j.pages, Items: j.items,
 		Format: j.format, MaxRows: j.maxRows, Next: origin}
 
@@ -178,7 +178,7 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 			st.Next = ""
 			continue
 		}
-		st.Next = stripCredentials(page.Next)
+		st.Next = stripCredentials(page.Next, j.client.Redactor())
 		if err = cp.pageDone(st); err != nil {
 			break
 		}
@@ -232,7 +232,7 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 	case j.resume && old == nil:
 		return nil, nil, usagef("nothing to resume: %s does not exist", state)
 	case j.resume:
-		if what := stateDiffers(old, fresh); what != "" {
+		if what := stateDiffers(old, fresh, j.client.Redactor()); what != "" {
 			return nil, nil, usagef("cannot resume: the saved harvest in %s was made with %s; repeat its command line, or start over with --force", state, what)
 		}
 		// The state is a file anyone with access to the directory could
@@ -601,7 +601,7 @@ func detectedLine(d paginate.Detected, pages, items string) string {
 
 // stateDiffers names the first option of a saved harvest that differs from
 // the one asked for, as the user would type it; "" when none does.
-func stateDiffers(old, fresh *harvestState) string {
+func stateDiffers(old, fresh *harvestState, r *credentials.Redactor) string {
 	shown := func(flag, v string) string {
 		if v == paginate.FindItems {
 			return "no " + flag
@@ -610,7 +610,7 @@ func stateDiffers(old, fresh *harvestState) string {
 	}
 	switch {
 	case old.URL != fresh.URL:
-		return "another URL, " + credentials.RedactURLString(old.URL)
+		return "another URL, " + r.URLString(old.URL)
 	case old.Pages != fresh.Pages:
 		return shown("--pages", old.Pages) + ", not " + shown("--pages", fresh.Pages)
 	case old.Items != fresh.Items:
