@@ -36,8 +36,9 @@ type Pacer struct {
 	horizon atomic.Int64 // Unix ns after which no state holds anything
 	mu      sync.Mutex
 	hosts   map[string][]*quotaState
-	count   int // states, under mu
-	sweepAt int // sweep expired states when count reaches it
+	count   int       // states, under mu
+	sweepAt int       // sweep expired states when count reaches it,
+	swept   time.Time // or a second after the last sweep
 }
 
 // PaceHold is a pacer's answer for one request.
@@ -263,13 +264,14 @@ func (p *Pacer) extend(t time.Time) {
 	}
 }
 
-// add records a new state, first sweeping the expired ones when there are
-// many: what the pacer keeps stays proportional to the quotas spent now.
+// add records a new state, first sweeping the expired ones when their
+// number doubled or a second passed: what the pacer keeps stays
+// proportional to the quotas spent now, at an amortized constant cost.
 func (p *Pacer) add(host string, s *quotaState, now time.Time) {
 	if p.hosts == nil {
 		p.hosts = make(map[string][]*quotaState)
 	}
-	if p.count >= p.sweepAt {
+	if p.count >= p.sweepAt || now.Sub(p.swept) >= time.Second {
 		var horizon time.Time
 		for h, states := range p.hosts {
 			for i := 0; i < len(states); i++ {
@@ -282,7 +284,7 @@ func (p *Pacer) add(host string, s *quotaState, now time.Time) {
 			}
 		}
 		p.horizon.Store(horizon.UnixNano())
-		p.sweepAt = max(64, 2*p.count)
+		p.sweepAt, p.swept = max(64, 2*p.count), now
 	}
 	p.hosts[host] = append(p.hosts[host], s)
 	p.count++
