@@ -36,7 +36,8 @@ type Pacer struct {
 	horizon atomic.Int64 // Unix ns after which no state holds anything
 	mu      sync.Mutex
 	hosts   map[string][]*quotaState
-	count   int       // states, under mu
+	opened  map[quotaKey]time.Time // the reset each window's first response implies
+	count   int                    // states, under mu
 	sweepAt int       // sweep expired states when count reaches it,
 	swept   time.Time // or a second after the last sweep
 }
@@ -78,6 +79,8 @@ type quotaState struct {
 }
 
 const maxRoutes = 8
+
+type quotaKey struct{ host, name string }
 
 // draws reports whether a request on route draws the quota.
 func (s *quotaState) draws(route string) bool {
@@ -198,13 +201,25 @@ func (p *Pacer) Hold(host, route string, now time.Time, limit time.Duration) Pac
 // Observe records the quota q that a response to a request to host on
 // route said at now; sent is when that request was sent, so that news older
 // than a hold does not lift it.
+//
+// The response that opened a window (one request of its limit spent) says
+// most precisely when the window resets: its own reset is an upper bound
+// short of the window by only a round trip, where the last response's is
+// late by the time the window's requests took. It is kept until the quota
+// is spent, and costs a lock once a window; a reset given in whole Unix
+// seconds, up to a second late, is refined with the instant the request
+// was sent, assuming a window of whole seconds.
 func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
 	spent := q.Remaining == 0 && q.Reset > 0
-	if !spent && (p.states.Load() == 0 || now.UnixNano() >= p.horizon.Load()) {
+	opener := q.Limit > 0 && q.Remaining == q.Limit-1 && q.Reset > 0
+	if !spent && !opener && (p.states.Load() == 0 || now.UnixNano() >= p.horizon.Load()) {
 		return // nothing held to lift: the common case takes no lock
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if opener {
+		p.learn(host, q, sent, now)
+	}
 	states := p.hosts[host]
 	var s *quotaState
 	for i, st := range states {
@@ -227,6 +242,13 @@ func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
 		maxHold = DefaultMaxRetryAfter
 	}
 	until := now.Add(q.Reset)
+	key := quotaKey{host, q.Name}
+	if at, ok := p.opened[key]; ok {
+		delete(p.opened, key)
+		if at.After(now) && at.Before(until) {
+			until = at
+		}
+	}
 	switch {
 	case s == nil:
 		s = &quotaState{name: strings.Clone(q.Name), next: until}
@@ -257,6 +279,32 @@ func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
 	p.extend(s.last())
 }
 
+// learn keeps the reset that q, the answer to the request that opened its
+// window, implies. Called under mu.
+func (p *Pacer) learn(host string, q Quota, sent, now time.Time) {
+	at := now.Add(q.Reset)
+	if q.ResetUnix && !sent.After(now) {
+		// The window opened between sent and now and lasts whole seconds,
+		// so it ends the same fraction of a second past a whole second as
+		// it began: before the reset's whole second by what was left of the
+		// second sent was in, plus the round trip to be sure.
+		left := time.Duration(sent.UnixNano() % int64(time.Second))
+		if left > 0 {
+			left = time.Second - left
+		}
+		at = at.Add(-left + now.Sub(sent))
+	}
+	if p.opened == nil {
+		p.opened = make(map[quotaKey]time.Time)
+	}
+	key := quotaKey{host, q.Name}
+	if _, ok := p.opened[key]; !ok {
+		p.sweep(now)
+		key = quotaKey{strings.Clone(host), strings.Clone(q.Name)}
+	}
+	p.opened[key] = at
+}
+
 // extend moves the horizon to at least t. Called under mu.
 func (p *Pacer) extend(t time.Time) {
 	if n := t.UnixNano(); n > p.horizon.Load() {
@@ -271,24 +319,38 @@ func (p *Pacer) add(host string, s *quotaState, now time.Time) {
 	if p.hosts == nil {
 		p.hosts = make(map[string][]*quotaState)
 	}
-	if p.count >= p.sweepAt || now.Sub(p.swept) >= time.Second {
-		var horizon time.Time
-		for h, states := range p.hosts {
-			for i := 0; i < len(states); i++ {
-				if _, _, done := states[i].slot(now); done {
-					states = p.remove(h, states, i)
-					i--
-				} else if l := states[i].last(); l.After(horizon) {
-					horizon = l
-				}
-			}
-		}
-		p.horizon.Store(horizon.UnixNano())
-		p.sweepAt, p.swept = max(64, 2*p.count), now
-	}
+	p.sweep(now)
 	p.hosts[host] = append(p.hosts[host], s)
 	p.count++
 	p.states.Add(1)
+}
+
+// sweep deletes the states and learned resets that hold nothing at now,
+// when their number doubled since the last sweep or a second passed: what
+// the pacer keeps stays proportional to the quotas in use, at an amortized
+// constant cost. Called under mu.
+func (p *Pacer) sweep(now time.Time) {
+	if p.count+len(p.opened) < p.sweepAt && now.Sub(p.swept) < time.Second {
+		return
+	}
+	var horizon time.Time
+	for h, states := range p.hosts {
+		for i := 0; i < len(states); i++ {
+			if _, _, done := states[i].slot(now); done {
+				states = p.remove(h, states, i)
+				i--
+			} else if l := states[i].last(); l.After(horizon) {
+				horizon = l
+			}
+		}
+	}
+	p.horizon.Store(horizon.UnixNano())
+	for k, at := range p.opened {
+		if !at.After(now) {
+			delete(p.opened, k)
+		}
+	}
+	p.sweepAt, p.swept = max(64, 2*(p.count+len(p.opened))), now
 }
 
 // remove deletes states[i] of host and returns what is left. Called under mu.

@@ -91,17 +91,19 @@ func TestParseQuota(t *testing.T) {
 		{"draft-7 with its policy", http.Header{"Ratelimit": {"limit=50, remaining=0, reset=3"}, "Ratelimit-Policy": {"50;w=5"}},
 			retry.Quota{Remaining: 0, Reset: 3 * time.Second, Limit: 50, Window: 5 * time.Second}, true},
 		{"github resource", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1800000010"}, "X-Ratelimit-Resource": {"search"}},
-			retry.Quota{Remaining: 0, Reset: 10 * time.Second, Name: "search"}, true},
+			retry.Quota{Remaining: 0, Reset: 10 * time.Second, Name: "search", ResetUnix: true}, true},
 		{"decimal reset", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1.25"}}, retry.Quota{Remaining: 0, Reset: 1250 * time.Millisecond}, true},
 		{"reset beyond a day not believed", http.Header{"Ratelimit": {`"x";r=0;t=2147483647`}}, retry.Quota{Remaining: 0, Name: "x"}, true},
 		{"window beyond a day not believed", http.Header{"Ratelimit": {`"default";r=0;t=2`}, "Ratelimit-Policy": {`"default";q=1;w=2147483647`}},
 			retry.Quota{Remaining: 0, Reset: 2 * time.Second, Name: "default"}, true},
 		{"huge limit not believed", http.Header{"Ratelimit": {`r=0;t=2`}, "Ratelimit-Policy": {`q=99999999999;w=1`}}, retry.Quota{Remaining: 0, Reset: 2 * time.Second}, true},
 		{"overlong digits", http.Header{"X-Ratelimit-Remaining": {"0000000000000000000001"}}, retry.Quota{Remaining: -1}, false},
-		{"older combined form", http.Header{"Ratelimit": {"limit=100, remaining=7, reset=12"}}, retry.Quota{Remaining: 7, Reset: 12 * time.Second}, true},
+		{"older combined form", http.Header{"Ratelimit": {"limit=100, remaining=7, reset=12"}}, retry.Quota{Remaining: 7, Reset: 12 * time.Second, Limit: 100}, true},
 		{"older separate fields", http.Header{"Ratelimit-Remaining": {"3"}, "Ratelimit-Reset": {"9"}}, retry.Quota{Remaining: 3, Reset: 9 * time.Second}, true},
 		{"x-ratelimit delta", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"15"}}, retry.Quota{Remaining: 0, Reset: 15 * time.Second}, true},
-		{"x-ratelimit epoch", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1800000060"}}, retry.Quota{Remaining: 0, Reset: time.Minute}, true},
+		{"x-ratelimit epoch", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1800000060"}}, retry.Quota{Remaining: 0, Reset: time.Minute, ResetUnix: true}, true},
+		{"x-ratelimit with its limit", http.Header{"X-Ratelimit-Remaining": {"19"}, "X-Ratelimit-Reset": {"1800000002"}, "X-Ratelimit-Limit": {"20"}},
+			retry.Quota{Remaining: 19, Reset: 2 * time.Second, Limit: 20, ResetUnix: true}, true},
 		{"malformed remaining ignored", http.Header{"X-Ratelimit-Remaining": {"lots"}}, retry.Quota{Remaining: -1, Reset: 0}, false},
 		{"malformed structured ignored", http.Header{"Ratelimit": {`"x";r=-1;t=zz`}}, retry.Quota{Remaining: -1, Reset: 0}, false},
 		{"garbage reset ignored", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"NaN"}}, retry.Quota{Remaining: 0, Reset: 0}, true},
@@ -112,6 +114,9 @@ func TestParseQuota(t *testing.T) {
 			retry.Quota{Remaining: 0, Reset: time.Second, Limit: 10, Window: time.Second, Name: "a"}, true},
 		{"tightest policy of an unnamed quota", http.Header{"Ratelimit": {`r=0;t=1`}, "Ratelimit-Policy": {`"a";q=10;w=1, "b";q=1000;w=3600`}},
 			retry.Quota{Remaining: 0, Reset: time.Second, Limit: 1000, Window: time.Hour}, true},
+		{"a policy of another limit belongs to another limiter", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Reset": {"1800000001"},
+			"Ratelimit": {"limit=25, remaining=15, reset=3"}, "Ratelimit-Policy": {"25;w=3"}},
+			retry.Quota{Remaining: 0, Reset: time.Second, Limit: 10, ResetUnix: true}, true},
 		{"no policy of that name", http.Header{"Ratelimit": {`"a";r=0;t=1`}, "Ratelimit-Policy": {`"b";q=10;w=1`}},
 			retry.Quota{Remaining: 0, Reset: time.Second, Name: "a"}, true},
 		{"malformed policy ignored", http.Header{"Ratelimit": {`"a";r=0;t=1`}, "Ratelimit-Policy": {`"a";q=x;w=-1`}},
@@ -152,7 +157,7 @@ func FuzzParseQuota(f *testing.F) {
 		h := http.Header{"Ratelimit": {rl}, "X-Ratelimit-Remaining": {rem}, "X-Ratelimit-Reset": {reset}, "Ratelimit-Policy": {rl}}
 		q, ok := retry.ParseQuota(h, time.Unix(1_800_000_000, 0))
 		if ok && (q.Remaining < 0 || q.Reset < 0 || q.Reset > retry.MaxQuotaPeriod || q.Window < 0 ||
-			q.Window > retry.MaxQuotaPeriod || q.Limit < 0 || (q.Limit == 0) != (q.Window == 0)) {
+			q.Window > retry.MaxQuotaPeriod || q.Limit < 0 || (q.Window > 0 && q.Limit == 0)) {
 			t.Fatalf("ParseQuota gave %+v", q)
 		}
 	})

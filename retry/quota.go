@@ -10,11 +10,15 @@ import (
 type Quota struct {
 	Remaining int64         // requests left in the window
 	Reset     time.Duration // until the window resets; 0 when not said
-	// Limit and Window are the quota itself, requests per window, when the
-	// server announced them (RateLimit-Policy's q and w, or the draft's
-	// earlier `50;w=5`); 0 otherwise.
+	// Limit is the quota itself, requests per window, when the server said
+	// it (RateLimit-Policy's q, or RateLimit-Limit, X-RateLimit-Limit, the
+	// draft's `limit=`); 0 otherwise. Window is the window when announced
+	// (RateLimit-Policy's w, or the draft's earlier `50;w=5`), 0 otherwise.
 	Limit  int64
 	Window time.Duration
+	// ResetUnix is set when the reset came as a Unix time in whole seconds
+	// (an X-RateLimit-Reset of 10^8 or more), not as a delay.
+	ResetUnix bool
 	// Name is the quota's name when the server gave one (a RateLimit
 	// item's name, X-RateLimit-Resource): a spent named quota holds only
 	// the requests that drew it. "" is a quota of the whole host.
@@ -59,15 +63,19 @@ func ParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
 			}
 		}
 	}
-	for _, f := range [...]struct{ remaining, reset, name string }{
-		{"Ratelimit-Remaining", "Ratelimit-Reset", ""},
-		{"X-Ratelimit-Remaining", "X-Ratelimit-Reset", "X-Ratelimit-Resource"},
+	for _, f := range [...]struct{ remaining, reset, limit, name string }{
+		{"Ratelimit-Remaining", "Ratelimit-Reset", "Ratelimit-Limit", ""},
+		{"X-Ratelimit-Remaining", "X-Ratelimit-Reset", "X-Ratelimit-Limit", "X-Ratelimit-Resource"},
 	} {
 		rem, found := parseCount(first(h, f.remaining))
 		if !found {
 			continue
 		}
-		c := Quota{Remaining: rem, Reset: parseReset(first(h, f.reset), now)}
+		c := Quota{Remaining: rem}
+		c.Reset, c.ResetUnix = parseReset(first(h, f.reset), now)
+		if n, ok := parseCount(first(h, f.limit)); ok && n > 0 && n <= maxQuotaLimit {
+			c.Limit = n
+		}
 		if f.name != "" {
 			c.Name = trimOWS(first(h, f.name))
 		}
@@ -76,7 +84,9 @@ func ParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
 	if !best.ok {
 		return Quota{Remaining: -1}, false
 	}
-	best.q.Limit, best.q.Window = parsePolicy(h["Ratelimit-Policy"], best.q.Name)
+	if limit, window := parsePolicy(h["Ratelimit-Policy"], best.q.Name, best.q.Limit); limit > 0 {
+		best.q.Limit, best.q.Window = limit, window
+	}
 	return best.q, true
 }
 
@@ -102,9 +112,12 @@ func first(h http.Header, key string) string {
 }
 
 // parsePolicy reads the quota of RateLimit-Policy fields: the item named
-// name when the quota has one, else the tightest (the fewest requests a
-// second). Items are `"name";q=100;w=60` or the earlier `100;w=60`.
-func parsePolicy(values []string, name string) (limit int64, window time.Duration) {
+// name when the quota has one; else, when the quota said its limit, an item
+// of that limit (a policy of another limit belongs to another limiter whose
+// fields the response also carries); else the tightest (the fewest
+// requests a second). Items are `"name";q=100;w=60` or the earlier
+// `100;w=60`.
+func parsePolicy(values []string, name string, said int64) (limit int64, window time.Duration) {
 	for _, v := range values {
 		for rest := v; rest != ""; {
 			var item string
@@ -113,8 +126,8 @@ func parsePolicy(values []string, name string) (limit int64, window time.Duratio
 			if q <= 0 || w <= 0 {
 				continue
 			}
-			if name != "" {
-				if itemName == name {
+			if name != "" || said > 0 {
+				if (name != "" && itemName == name) || (name == "" && q == said) {
 					return q, w
 				}
 				continue
@@ -187,6 +200,8 @@ func parseRateLimitItem(item string, sep byte) (q Quota, ok bool) {
 			if d := seconds(n); d <= MaxQuotaPeriod {
 				q.Reset = d
 			}
+		case strings.EqualFold(k, "limit") && n > 0 && n <= maxQuotaLimit:
+			q.Limit = n
 		}
 	}
 	return q, ok
@@ -256,13 +271,14 @@ func seconds(n int64) time.Duration {
 }
 
 // parseReset reads a reset: decimal seconds until it, or a Unix time when
-// 10^8 or more. A reset beyond MaxQuotaPeriod, or malformed, is 0: not said.
-func parseReset(v string, now time.Time) time.Duration {
+// 10^8 or more (unix is then set). A reset beyond MaxQuotaPeriod, or
+// malformed, is 0: not said.
+func parseReset(v string, now time.Time) (d time.Duration, unix bool) {
 	v = trimOWS(v)
 	whole, frac, _ := strings.Cut(v, ".")
 	n, ok := parseCount(whole)
 	if !ok {
-		return 0
+		return 0, false
 	}
 	var f time.Duration
 	if frac != "" {
@@ -270,25 +286,24 @@ func parseReset(v string, now time.Time) time.Duration {
 		for i := 0; i < len(frac); i++ {
 			c := frac[i]
 			if c < '0' || c > '9' {
-				return 0
+				return 0, false
 			}
 			scale /= 10
 			f += time.Duration(c-'0') * scale
 		}
 	}
-	var d time.Duration
 	if n >= 1e8 { // a Unix time, as some services send: no quota window lasts three years
 		if n > 1e12 {
-			return 0
+			return 0, false
 		}
-		d = max(time.Unix(n, int64(f)).Sub(now), 0)
+		d, unix = max(time.Unix(n, int64(f)).Sub(now), 0), frac == ""
 	} else {
 		d = time.Duration(n)*time.Second + f
 	}
 	if d > MaxQuotaPeriod {
-		return 0
+		return 0, false
 	}
-	return d
+	return d, unix
 }
 
 // hasQuotaFields is a cheap check before parsing.
