@@ -38,8 +38,8 @@ type Pacer struct {
 	hosts   map[string][]*quotaState
 	opened  map[quotaKey]time.Time // the reset each window's first response implies
 	count   int                    // states, under mu
-	sweepAt int       // sweep expired states when count reaches it,
-	swept   time.Time // or a second after the last sweep
+	sweepAt int                    // sweep expired states when count reaches it,
+	swept   time.Time              // or a second after the last sweep
 }
 
 // PaceHold is a pacer's answer for one request.
