@@ -3,6 +3,7 @@ package retry
 import (
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,47 +46,121 @@ const maxQuotaLimit = 1 << 30
 // fields, and resets or windows beyond [MaxQuotaPeriod], are ignored; ok is
 // false when nothing usable was found. It allocates nothing.
 func ParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
+	f, found := lookupQuota(h)
+	if !found {
+		return Quota{Remaining: -1}, false
+	}
+	return parseQuota(f, now, nil)
+}
+
+// quotaFields are the fields that say a response carries a quota, looked
+// up once; the rest are looked up only when these are there.
+type quotaFields struct {
+	h                                http.Header
+	rateLimit, remaining, xRemaining []string
+}
+
+func lookupQuota(h http.Header) (f quotaFields, found bool) {
+	f = quotaFields{h, h["Ratelimit"], h["Ratelimit-Remaining"], h["X-Ratelimit-Remaining"]}
+	return f, f.rateLimit != nil || f.remaining != nil || f.xRemaining != nil
+}
+
+func firstOf(v []string) string {
+	if len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// policyCache keeps the last RateLimit-Policy read: a server sends the same
+// one on every response, so it is parsed once, not on every response.
+type policyCache struct{ last atomic.Pointer[cachedPolicy] }
+
+type cachedPolicy struct {
+	value, name string
+	said, limit int64
+	window      time.Duration
+}
+
+func (c *policyCache) parse(values []string, name string, said int64) (int64, time.Duration) {
+	if c == nil || len(values) != 1 {
+		return parsePolicy(values, name, said)
+	}
+	if p := c.last.Load(); p != nil && p.value == values[0] && p.name == name && p.said == said {
+		return p.limit, p.window
+	}
+	limit, window := parsePolicy(values, name, said)
+	c.last.Store(&cachedPolicy{value: values[0], name: name, said: said, limit: limit, window: window})
+	return limit, window
+}
+
+func parseQuota(f quotaFields, now time.Time, policies *policyCache) (q Quota, ok bool) {
+	h := f.h
 	var best quotaPick
-	for _, v := range h["Ratelimit"] {
+	for _, v := range f.rateLimit {
 		sep := byte(';')
 		if strings.IndexByte(v, ';') < 0 {
 			sep = ',' // the older `limit=100, remaining=0, reset=30`: one quota
 		}
-		for rest := v; rest != ""; {
-			var item string
-			if sep == ';' {
-				item, rest = nextListItem(rest)
-			} else {
-				item, rest = rest, ""
+		c, member := Quota{Remaining: -1}, 0
+		for i := 0; i < len(v); member++ {
+			var m qmember
+			m, i = scanMember(v, i, sep)
+			switch {
+			case !m.hasVal:
+				if member == 0 {
+					c.Name = unquote(m.key)
+				}
+			case isKey(m.key, "r") || isKey(m.key, "remaining"):
+				if n, valid := parseCount(m.val); valid {
+					c.Remaining = n
+				}
+			case isKey(m.key, "t") || isKey(m.key, "reset"):
+				if n, valid := parseCount(m.val); valid && seconds(n) <= MaxQuotaPeriod {
+					c.Reset = seconds(n)
+				}
+			case isKey(m.key, "limit"):
+				if n, valid := parseCount(m.val); valid && n > 0 && n <= maxQuotaLimit {
+					c.Limit = n
+				}
 			}
-			if c, found := parseRateLimitItem(item, sep); found {
+			if m.itemEnd {
 				best.consider(c)
+				c, member = Quota{Remaining: -1}, -1
 			}
 		}
 	}
-	for _, f := range [...]struct{ remaining, reset, limit, name string }{
-		{"Ratelimit-Remaining", "Ratelimit-Reset", "Ratelimit-Limit", ""},
-		{"X-Ratelimit-Remaining", "X-Ratelimit-Reset", "X-Ratelimit-Limit", "X-Ratelimit-Resource"},
+	for _, f := range [...]struct {
+		remaining              []string
+		reset, limit, resource string
+	}{
+		{f.remaining, "Ratelimit-Reset", "Ratelimit-Limit", ""},
+		{f.xRemaining, "X-Ratelimit-Reset", "X-Ratelimit-Limit", "X-Ratelimit-Resource"},
 	} {
-		rem, found := parseCount(first(h, f.remaining))
+		if len(f.remaining) == 0 {
+			continue
+		}
+		rem, found := parseCount(f.remaining[0])
 		if !found {
 			continue
 		}
 		c := Quota{Remaining: rem}
-		c.Reset, c.ResetUnix = parseReset(first(h, f.reset), now)
-		if n, ok := parseCount(first(h, f.limit)); ok && n > 0 && n <= maxQuotaLimit {
+		c.Reset, c.ResetUnix = parseReset(firstOf(h[f.reset]), now)
+		if n, ok := parseCount(firstOf(h[f.limit])); ok && n > 0 && n <= maxQuotaLimit {
 			c.Limit = n
 		}
-		if f.name != "" {
-			c.Name = trimOWS(first(h, f.name))
+		if f.resource != "" {
+			c.Name = trimOWS(firstOf(h[f.resource]))
 		}
 		best.consider(c)
 	}
 	if !best.ok {
 		return Quota{Remaining: -1}, false
 	}
-	if limit, window := parsePolicy(h["Ratelimit-Policy"], best.q.Name, best.q.Limit); limit > 0 {
-		best.q.Limit, best.q.Window = limit, window
+	if values := h["Ratelimit-Policy"]; len(values) > 0 {
+		if limit, window := policies.parse(values, best.q.Name, best.q.Limit); limit > 0 {
+			best.q.Limit, best.q.Window = limit, window
+		}
 	}
 	return best.q, true
 }
@@ -104,13 +179,6 @@ func (p *quotaPick) consider(c Quota) {
 	}
 }
 
-func first(h http.Header, key string) string {
-	if v := h[key]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
-
 // parsePolicy reads the quota of RateLimit-Policy fields: the item named
 // name when the quota has one; else, when the quota said its limit, an item
 // of that limit (a policy of another limit belongs to another limiter whose
@@ -119,113 +187,108 @@ func first(h http.Header, key string) string {
 // `100;w=60`.
 func parsePolicy(values []string, name string, said int64) (limit int64, window time.Duration) {
 	for _, v := range values {
-		for rest := v; rest != ""; {
-			var item string
-			item, rest = nextListItem(rest)
-			itemName, q, w := parsePolicyItem(item)
-			if q <= 0 || w <= 0 {
-				continue
-			}
-			if name != "" || said > 0 {
-				if (name != "" && itemName == name) || (name == "" && q == said) {
-					return q, w
+		var itemName string
+		var q int64
+		var w time.Duration
+		member := 0
+		for i := 0; i < len(v); member++ {
+			var m qmember
+			m, i = scanMember(v, i, ';')
+			n, valid := parseCount(m.val)
+			switch {
+			case !m.hasVal:
+				if member == 0 {
+					if n, valid := parseCount(m.key); valid {
+						q = n // the earlier draft: the quota itself comes first
+					} else {
+						itemName = unquote(m.key)
+					}
 				}
+			case !valid || n <= 0:
+			case isKey(m.key, "q"):
+				q = n
+			case isKey(m.key, "w"):
+				w = seconds(n)
+			}
+			if !m.itemEnd {
 				continue
 			}
-			if limit == 0 || float64(q)/w.Seconds() < float64(limit)/window.Seconds() {
-				limit, window = q, w
+			if q > 0 && w > 0 && q <= maxQuotaLimit && w <= MaxQuotaPeriod {
+				switch {
+				case name != "" || said > 0:
+					if (name != "" && itemName == name) || (name == "" && q == said) {
+						return q, w
+					}
+				case limit == 0 || float64(q)/w.Seconds() < float64(limit)/window.Seconds():
+					limit, window = q, w
+				}
 			}
+			itemName, q, w, member = "", 0, 0, -1
 		}
 	}
 	return limit, window
 }
 
-func parsePolicyItem(item string) (name string, q int64, w time.Duration) {
-	for i, rest := 0, item; rest != ""; i++ {
-		var part string
-		part, rest = cutByte(rest, ';')
-		part = trimOWS(part)
-		k, val, found := strings.Cut(part, "=")
-		if !found {
-			if i == 0 {
-				if n, ok := parseCount(part); ok {
-					q = n // the earlier draft: the quota itself comes first
-				} else {
-					name = unquote(part)
-				}
-			}
-			continue
-		}
-		n, ok := parseCount(val)
-		if !ok || n <= 0 {
-			continue
-		}
-		switch {
-		case strings.EqualFold(trimOWS(k), "q"):
-			q = n
-		case strings.EqualFold(trimOWS(k), "w"):
-			w = seconds(n)
-		}
-	}
-	if q > maxQuotaLimit || w > MaxQuotaPeriod {
-		return name, 0, 0
-	}
-	return name, q, w
+// qmember is one member of a RateLimit or RateLimit-Policy field: a key,
+// with a value when it has one ("r=5"), or a bare name or number.
+type qmember struct {
+	key, val string
+	hasVal   bool
+	itemEnd  bool // the member ends its list item
 }
 
-// parseRateLimitItem reads one member of a RateLimit field: either the
-// structured form with r= and t= parameters (separated by ';'), or the older
-// key=value form (separated by ',').
-func parseRateLimitItem(item string, sep byte) (q Quota, ok bool) {
-	q.Remaining = -1
-	for i, rest := 0, item; rest != ""; i++ {
-		var part string
-		part, rest = cutByte(rest, sep)
-		part = trimOWS(part)
-		k, v, found := strings.Cut(part, "=")
-		if !found {
-			if i == 0 {
-				q.Name = unquote(part)
-			}
-			continue
-		}
-		n, valid := parseCount(v)
-		if !valid {
-			continue
-		}
-		switch k = trimOWS(k); {
-		case strings.EqualFold(k, "r") || strings.EqualFold(k, "remaining"):
-			q.Remaining, ok = n, true
-		case strings.EqualFold(k, "t") || strings.EqualFold(k, "reset"):
-			if d := seconds(n); d <= MaxQuotaPeriod {
-				q.Reset = d
-			}
-		case strings.EqualFold(k, "limit") && n > 0 && n <= maxQuotaLimit:
-			q.Limit = n
-		}
+// scanMember reads the member of v at i, members being separated by sep
+// and list items by ',' (outside a quoted name), and returns it with the
+// index after it. It allocates nothing and reads each byte once: it runs on
+// every response.
+func scanMember(v string, i int, sep byte) (m qmember, next int) {
+	n := len(v)
+	for i < n && (v[i] == ' ' || v[i] == '\t') {
+		i++
 	}
-	return q, ok
-}
-
-// nextListItem returns the first member of a comma-separated list and the
-// rest, splitting outside quoted strings only.
-func nextListItem(v string) (item, rest string) {
-	quoted := false
-	for i := 0; i < len(v); i++ {
-		switch v[i] {
-		case '"':
-			quoted = !quoted
-		case '\\':
-			if quoted {
+	start := i
+	if i < n && v[i] == '"' { // a quoted name may hold any separator
+		i++
+		for i < n && v[i] != '"' {
+			if v[i] == '\\' {
 				i++
 			}
-		case ',':
-			if !quoted {
-				return v[:i], v[i+1:]
-			}
+			i++
 		}
 	}
-	return v, ""
+	for i < n {
+		if c := v[i]; c == '=' || c == sep || c == ',' {
+			break
+		}
+		i++
+	}
+	m.key = trimOWS(v[start:min(i, n)])
+	if i < n && v[i] == '=' {
+		i++
+		start = i
+		for i < n {
+			if c := v[i]; c == sep || c == ',' {
+				break
+			}
+			i++
+		}
+		m.val, m.hasVal = trimOWS(v[start:i]), true
+	}
+	m.itemEnd = i >= n || (sep == ';' && v[i] == ',')
+	return m, i + 1
+}
+
+// isKey reports whether key is want, ignoring ASCII case; want is lower case.
+func isKey(key, want string) bool {
+	if len(key) != len(want) {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i]|0x20 != want[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func cutByte(s string, sep byte) (before, after string) {
@@ -235,7 +298,16 @@ func cutByte(s string, sep byte) (before, after string) {
 	return s, ""
 }
 
-func trimOWS(s string) string { return strings.Trim(s, " \t") }
+// trimOWS trims optional white space (spaces and tabs) from both ends.
+func trimOWS(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
 
 func unquote(s string) string {
 	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
@@ -296,7 +368,7 @@ func parseReset(v string, now time.Time) (d time.Duration, unix bool) {
 		if n > 1e12 {
 			return 0, false
 		}
-		d, unix = max(time.Unix(n, int64(f)).Sub(now), 0), frac == ""
+		d, unix = max(time.Duration(n)*time.Second+f-time.Duration(now.UnixNano()), 0), frac == ""
 	} else {
 		d = time.Duration(n)*time.Second + f
 	}
@@ -304,14 +376,4 @@ func parseReset(v string, now time.Time) (d time.Duration, unix bool) {
 		return 0, false
 	}
 	return d, unix
-}
-
-// hasQuotaFields is a cheap check before parsing.
-func hasQuotaFields(h http.Header) bool {
-	for _, k := range [...]string{"Ratelimit", "Ratelimit-Remaining", "X-Ratelimit-Remaining"} {
-		if _, ok := h[k]; ok {
-			return true
-		}
-	}
-	return false
 }

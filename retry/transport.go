@@ -17,11 +17,12 @@ import (
 // safe for concurrent use, and cheap on the success path: no allocation
 // beyond the wrapped transport's, about a hundred nanoseconds.
 type Transport struct {
-	next    http.RoundTripper
-	raw     Policy // as given, for overrides
-	policy  Policy // with defaults
-	invalid error
-	pacer   Pacer
+	next     http.RoundTripper
+	raw      Policy // as given, for overrides
+	policy   Policy // with defaults
+	invalid  error
+	pacer    Pacer
+	policies policyCache // the last RateLimit-Policy read
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -483,11 +484,12 @@ func (c *call) lastStatus() int {
 // observeQuota reads resp's rate-limit fields, feeds the pacer and reports
 // them.
 func (c *call) observeQuota(resp *http.Response, route string, sent time.Time) (Quota, bool) {
-	if !hasQuotaFields(resp.Header) {
+	f, found := lookupQuota(resp.Header)
+	if !found {
 		return Quota{}, false
 	}
 	now := time.Now()
-	q, ok := ParseQuota(resp.Header, now)
+	q, ok := parseQuota(f, now, &c.t.policies)
 	if !ok {
 		return q, false
 	}
@@ -495,7 +497,7 @@ func (c *call) observeQuota(resp *http.Response, route string, sent time.Time) (
 		c.t.pacer.Observe(c.req.URL.Host, route, q, sent, now)
 	}
 	if c.p.Reporter != nil {
-		c.emit(progress.Event{Kind: progress.QuotaSeen, Status: resp.StatusCode, Remaining: q.Remaining, Reset: q.Reset})
+		c.emit(progress.Event{Kind: progress.QuotaSeen, Time: now, Status: resp.StatusCode, Remaining: q.Remaining, Reset: q.Reset})
 	}
 	return q, true
 }
@@ -583,9 +585,6 @@ func (c *call) holdWait(h PaceHold, limit time.Duration) time.Duration {
 func rateLimit403(h http.Header) bool {
 	if _, ok := h["Retry-After"]; ok {
 		return true
-	}
-	if !hasQuotaFields(h) {
-		return false
 	}
 	q, ok := ParseQuota(h, time.Now())
 	return ok && q.Remaining == 0
