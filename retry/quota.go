@@ -102,33 +102,7 @@ func parseQuota(f quotaFields, now time.Time, policies *policyCache) (q Quota, o
 		if strings.IndexByte(v, ';') < 0 {
 			sep = ',' // the older `limit=100, remaining=0, reset=30`: one quota
 		}
-		c, member := Quota{Remaining: -1}, 0
-		for i := 0; i < len(v); member++ {
-			var m qmember
-			m, i = scanMember(v, i, sep)
-			switch {
-			case !m.hasVal:
-				if member == 0 {
-					c.Name = unquote(m.key)
-				}
-			case isKey(m.key, "r") || isKey(m.key, "remaining"):
-				if n, valid := parseCount(m.val); valid {
-					c.Remaining = n
-				}
-			case isKey(m.key, "t") || isKey(m.key, "reset"):
-				if n, valid := parseCount(m.val); valid && seconds(n) <= MaxQuotaPeriod {
-					c.Reset = seconds(n)
-				}
-			case isKey(m.key, "limit"):
-				if n, valid := parseCount(m.val); valid && n > 0 && n <= maxQuotaLimit {
-					c.Limit = n
-				}
-			}
-			if m.itemEnd {
-				best.consider(c)
-				c, member = Quota{Remaining: -1}, -1
-			}
-		}
+		parseRateLimit(v, sep, &best)
 	}
 	for _, f := range [...]struct {
 		remaining              []string
@@ -227,6 +201,82 @@ func parsePolicy(values []string, name string, said int64) (limit int64, window 
 		}
 	}
 	return limit, window
+}
+
+// parseRateLimit reads the quotas of one RateLimit field value, members
+// separated by sep and list items by ',', into best. It reads each byte
+// once and allocates nothing: it runs on every response.
+func parseRateLimit(v string, sep byte, best *quotaPick) {
+	n := len(v)
+	c, first := Quota{Remaining: -1}, true
+	for i := 0; i < n; {
+		for i < n && (v[i] == ' ' || v[i] == '\t') {
+			i++
+		}
+		ks := i
+		if i < n && v[i] == '"' { // a quoted name may hold any separator
+			for i++; i < n && v[i] != '"'; i++ {
+				if v[i] == '\\' {
+					i++
+				}
+			}
+		}
+		for i < n && v[i] != '=' && v[i] != sep && v[i] != ',' {
+			i++
+		}
+		ke := min(i, n)
+		for ke > ks && (v[ke-1] == ' ' || v[ke-1] == '\t') {
+			ke--
+		}
+		if i < n && v[i] == '=' {
+			i++
+			for i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == '"') {
+				i++
+			}
+			var num int64
+			digits := 0
+			for ; i < n && v[i] >= '0' && v[i] <= '9'; i++ {
+				if digits < 18 {
+					num = num*10 + int64(v[i]-'0')
+				}
+				digits++
+			}
+			valid := digits > 0 && digits <= 18
+			for ; i < n && v[i] != sep && v[i] != ','; i++ {
+				if b := v[i]; b != ' ' && b != '\t' && b != '"' {
+					valid = false
+				}
+			}
+			if valid {
+				c.apply(v[ks:ke], num)
+			}
+		} else if first {
+			c.Name = unquote(v[ks:ke])
+		}
+		first = false
+		end := i >= n || (sep == ';' && v[i] == ',')
+		i++
+		if end {
+			best.consider(c)
+			c, first = Quota{Remaining: -1}, true
+		}
+	}
+}
+
+// apply sets the member key=n of a RateLimit item.
+func (c *Quota) apply(key string, n int64) {
+	switch {
+	case isKey(key, "r") || isKey(key, "remaining"):
+		c.Remaining = n
+	case isKey(key, "t") || isKey(key, "reset"):
+		if d := seconds(n); d <= MaxQuotaPeriod {
+			c.Reset = d
+		}
+	case isKey(key, "limit"):
+		if n > 0 && n <= maxQuotaLimit {
+			c.Limit = n
+		}
+	}
 }
 
 // qmember is one member of a RateLimit or RateLimit-Policy field: a key,
