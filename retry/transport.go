@@ -309,7 +309,7 @@ func (c *call) run() (*http.Response, error) {
 			if hasDeadline {
 				limit = min(limit, left-wait)
 			}
-			h := c.t.pacer.Hold(host, route, now.Add(wait), limit)
+			h := c.quotas().Hold(host, route, now.Add(wait), limit)
 			switch {
 			case h.Refused && h.Wait > p.MaxRetryAfter:
 				stop = ErrRateLimited
@@ -494,7 +494,7 @@ func (c *call) observeQuota(resp *http.Response, route string, sent time.Time) (
 		return q, false
 	}
 	if c.p.Pace {
-		c.t.pacer.Observe(c.req.URL.Host, route, q, sent, now)
+		c.quotas().Observe(c.req.URL.Host, route, q, sent, now)
 	}
 	if c.p.Reporter != nil {
 		c.emit(progress.Event{Kind: progress.QuotaSeen, Time: now, Status: resp.StatusCode, Remaining: q.Remaining, Reset: q.Reset})
@@ -526,6 +526,15 @@ func newIdempotencyKey() string {
 	return hex.EncodeToString(b[:])
 }
 
+// quotas is where the call's quotas are kept: the policy's store, or the
+// transport's own pacer.
+func (c *call) quotas() QuotaStore {
+	if c.p.Quotas != nil {
+		return c.p.Quotas
+	}
+	return &c.t.pacer
+}
+
 // left returns the time until the context's deadline, if it has one.
 func (c *call) left(now time.Time) (time.Duration, bool) {
 	d, ok := c.ctx.Deadline()
@@ -546,7 +555,7 @@ func (c *call) paceFirst(host, route string) error {
 	if hasDeadline {
 		limit = min(limit, left)
 	}
-	h := c.t.pacer.Hold(host, route, now, limit)
+	h := c.quotas().Hold(host, route, now, limit)
 	if h.Wait == 0 {
 		return nil
 	}
