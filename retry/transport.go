@@ -174,7 +174,7 @@ func (c *call) run() (*http.Response, error) {
 			if err := gate.Acquire(c.ctx, 1); err != nil {
 				cancelAttempt(cancel)
 				closeRequestBody(areq)
-				return nil, c.canceled(attempt-1, false)
+				return nil, c.canceled(attempt-1, attempt > 1) // queued for a re-send: still waiting out the last failure
 			}
 			c.tracker.Credit(time.Since(queued))
 		}
