@@ -53,6 +53,24 @@ func ParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
 	return parseQuota(f, now, nil)
 }
 
+// parseSplitFields reads a quota given in separate fields: remaining, and
+// the fields named reset, limit and resource (when not "").
+func parseSplitFields(h http.Header, remaining, reset, limit, resource string, now time.Time) Quota {
+	rem, found := parseCount(remaining)
+	if !found {
+		return Quota{Remaining: -1}
+	}
+	c := Quota{Remaining: rem}
+	c.Reset, c.ResetUnix = parseReset(firstOf(h[reset]), now)
+	if n, ok := parseCount(firstOf(h[limit])); ok && n > 0 && n <= maxQuotaLimit {
+		c.Limit = n
+	}
+	if resource != "" {
+		c.Name = trimOWS(firstOf(h[resource]))
+	}
+	return c
+}
+
 // quotaFields are the fields that say a response carries a quota, looked
 // up once; the rest are looked up only when these are there.
 type quotaFields struct {
@@ -104,29 +122,11 @@ func parseQuota(f quotaFields, now time.Time, policies *policyCache) (q Quota, o
 		}
 		parseRateLimit(v, sep, &best)
 	}
-	for _, f := range [...]struct {
-		remaining              []string
-		reset, limit, resource string
-	}{
-		{f.remaining, "Ratelimit-Reset", "Ratelimit-Limit", ""},
-		{f.xRemaining, "X-Ratelimit-Reset", "X-Ratelimit-Limit", "X-Ratelimit-Resource"},
-	} {
-		if len(f.remaining) == 0 {
-			continue
-		}
-		rem, found := parseCount(f.remaining[0])
-		if !found {
-			continue
-		}
-		c := Quota{Remaining: rem}
-		c.Reset, c.ResetUnix = parseReset(firstOf(h[f.reset]), now)
-		if n, ok := parseCount(firstOf(h[f.limit])); ok && n > 0 && n <= maxQuotaLimit {
-			c.Limit = n
-		}
-		if f.resource != "" {
-			c.Name = trimOWS(firstOf(h[f.resource]))
-		}
-		best.consider(c)
+	if len(f.remaining) > 0 {
+		best.consider(parseSplitFields(h, f.remaining[0], "Ratelimit-Reset", "Ratelimit-Limit", "", now))
+	}
+	if len(f.xRemaining) > 0 {
+		best.consider(parseSplitFields(h, f.xRemaining[0], "X-Ratelimit-Reset", "X-Ratelimit-Limit", "X-Ratelimit-Resource", now))
 	}
 	if !best.ok {
 		return Quota{Remaining: -1}, false
@@ -215,10 +215,10 @@ func parseRateLimit(v string, sep byte, best *quotaPick) {
 		}
 		ks := i
 		if i < n && v[i] == '"' { // a quoted name may hold any separator
-			for i++; i < n && v[i] != '"'; i++ {
-				if v[i] == '\\' {
-					i++
-				}
+			if j := strings.IndexByte(v[i+1:], '"'); j >= 0 {
+				i += j + 2
+			} else {
+				i = n
 			}
 		}
 		for i < n && v[i] != '=' && v[i] != sep && v[i] != ',' {
