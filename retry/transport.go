@@ -22,6 +22,7 @@ type Transport struct {
 	policy  Policy // with defaults
 	invalid error
 	pacer   Pacer
+	shared  sharedQuotas
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -149,7 +150,14 @@ func (c *call) run() (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
 		// Pacing: a host whose quota is spent is waited out before sending.
 		if p.Pace {
-			if wait, spaced := c.t.pacer.Hold(host, time.Now()); wait > 0 {
+			now := time.Now()
+			wait, spaced := c.t.pacer.Hold(host, now)
+			if p.SharedQuota != nil {
+				if sw, ss, ok := c.t.shared.hold(p.SharedQuota, host, now); ok && sw > wait {
+					wait, spaced = sw, ss
+				}
+			}
+			if wait > 0 {
 				if wait > p.MaxRetryAfter {
 					c.finish(attempt-1, ErrRateLimited, 0, 0, nil)
 					if attempt == 1 {
@@ -463,6 +471,9 @@ func (c *call) observeQuota(resp *http.Response) (Quota, bool) {
 	}
 	if c.p.Pace {
 		c.t.pacer.Observe(c.req.URL.Host, q, now)
+		if c.p.SharedQuota != nil {
+			c.t.shared.observe(c.p.SharedQuota, c.req.URL.Host, q, now)
+		}
 	}
 	if c.p.Reporter != nil {
 		c.emit(progress.Event{Kind: progress.QuotaSeen, Status: resp.StatusCode, Remaining: q.Remaining, Reset: q.Reset})
