@@ -84,8 +84,9 @@ func (s *sharedQuotas) hold(store QuotaStore, key string, now time.Time) (wait t
 	if !ok {
 		return 0, false, false
 	}
+	// Start counts from the answer, not from the question.
 	q.base, q.lease, q.used = time.Now(), lease, 0
-	return q.take(now)
+	return q.take(q.base)
 }
 
 // take hands out the lease's next permit still valid at now.

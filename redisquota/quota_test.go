@@ -1,0 +1,148 @@
+package redisquota_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/steadyhttp/steady/redisquota"
+	"github.com/steadyhttp/steady/retry"
+)
+
+func take(t *testing.T, s *redisquota.Store, key string, c retry.QuotaCall) retry.QuotaLease {
+	t.Helper()
+	l, err := s.TakeQuota(context.Background(), key, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// A quota one process saw is the fleet's: leases shrink as it runs out and,
+// once it is spent, every process gets slots after the reset, spaced at the
+// announced rate and never the same slot twice.
+func TestQuotaOneWindowForAFleet(t *testing.T) {
+	srv := startRedis(t)
+	a, b := open(t, srv.URL("fleet")).store, open(t, srv.URL("fleet")).store
+	const key = "api.test"
+	if l := take(t, a, key, retry.QuotaCall{Want: 20}); l.Count != 20 || l.Start != 0 {
+		t.Fatalf("nothing known: lease %+v; want 20 permits now", l)
+	}
+	seen := retry.Quota{Remaining: 12, Reset: 5 * time.Second, Limit: 50, Window: 5 * time.Second}
+	l := take(t, a, key, retry.QuotaCall{Want: 20, Observed: true, Seen: seen})
+	if l.Count != 3 || l.Start != 0 || l.TTL <= 0 || l.TTL > 5*time.Second {
+		t.Fatalf("12 remaining: lease %+v; want a quarter (3) now, valid until the reset", l)
+	}
+	total := l.Count
+	for total < 12 {
+		l := take(t, b, key, retry.QuotaCall{Want: 20})
+		if l.Start != 0 || l.Count < 1 {
+			t.Fatalf("after %d of 12 permits: lease %+v; want permits now", total, l)
+		}
+		total += l.Count
+	}
+	if total != 12 {
+		t.Fatalf("the fleet got %d permits from 12 remaining", total)
+	}
+	first := take(t, a, key, retry.QuotaCall{Want: 20})
+	second := take(t, b, key, retry.QuotaCall{Want: 20})
+	if first.Count != 20 || first.Interval != 100*time.Millisecond || first.Start <= 0 || first.Start > 5*time.Second {
+		t.Fatalf("spent: lease %+v; want 20 slots 100ms apart after the reset", first)
+	}
+	// The second lease begins where the first ends, give or take the
+	// milliseconds between the two calls on Redis' clock.
+	gap := second.Start - (first.Start + 20*first.Interval)
+	if second.Count != 20 || gap > 0 || gap < -time.Second {
+		t.Errorf("second lease %+v after %+v; want the next 20 slots", second, first)
+	}
+}
+
+// A reset is carried as an age and a duration, never a process's clock:
+// the same observation made an hour "later" by a skewed process lands on
+// the same window.
+func TestQuotaIgnoresProcessClocks(t *testing.T) {
+	srv := startRedis(t)
+	a, b := open(t, srv.URL("skew")).store, open(t, srv.URL("skew")).store
+	seen := retry.Quota{Remaining: 8, Reset: 3 * time.Second}
+	take(t, a, "h", retry.QuotaCall{Observed: true, Seen: seen})
+	// b saw the same response 500ms ago; its reset is the same instant.
+	take(t, b, "h", retry.QuotaCall{Observed: true, Seen: retry.Quota{Remaining: 6, Reset: 3500 * time.Millisecond}, Age: 500 * time.Millisecond})
+	n := 0
+	for range 10 {
+		if l := take(t, a, "h", retry.QuotaCall{Want: 1}); l.Start == 0 {
+			n += l.Count
+		}
+		if l := take(t, b, "h", retry.QuotaCall{Want: 1}); l.Start == 0 {
+			n += l.Count
+		}
+	}
+	if n != 6 {
+		t.Errorf("%d permits granted in a window with 6 remaining", n)
+	}
+}
+
+// Keys are namespaced by the caller's name; neither the host nor any key
+// material appears in them.
+func TestQuotaKeys(t *testing.T) {
+	srv := startRedis(t)
+	s := open(t, srv.URL("team-a")).store
+	take(t, s, "api.example.gov", retry.QuotaCall{Want: 1, Observed: true, Seen: retry.Quota{Remaining: 3, Reset: time.Second}})
+	(&retry.Budget{Store: s}).Withdraw(time.Now())
+	ks := keys(t, srv)
+	if len(ks) != 2 {
+		t.Fatalf("keys %q; want one quota and one budget", ks)
+	}
+	for _, k := range ks {
+		if !strings.HasPrefix(k, "steady:{team-a}:") || strings.Contains(k, "example") {
+			t.Errorf("key %q: want it under steady:{team-a}: with no host in it", k)
+		}
+	}
+	if _, err := redisquota.New(nil, "bad name"); err == nil {
+		t.Error("a namespace with a space was accepted")
+	}
+	if _, err := redisquota.New(nil, strings.Repeat("x", redisquota.MaxNameLen+1)); err == nil {
+		t.Error("an over-long namespace was accepted")
+	}
+	if fp := redisquota.Fingerprint("sekrit-key"); len(fp) != 24 || strings.Contains(fp, "sekrit") {
+		t.Errorf("fingerprint %q", fp)
+	}
+}
+
+// Steady traffic costs at most one Redis round trip per ten requests, for
+// the budget and the quota together, with rate-limit headers on every
+// response.
+func TestRoundTripsPerRequest(t *testing.T) {
+	srv := startRedis(t)
+	p := open(t, srv.URL("rt"))
+	var served atomic.Int64
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := served.Add(1)
+		w.Header().Set("X-RateLimit-Remaining", strconv.FormatInt(100000-n, 10))
+		w.Header().Set("X-RateLimit-Reset", "3600")
+	}))
+	defer api.Close()
+	tr := retry.New(nil, retry.Policy{Pace: true, SharedQuota: p.store, Budget: &retry.Budget{Store: p.store}})
+	defer tr.CloseIdleConnections()
+	const n = 2000
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for range n / 4 {
+				mustGet(t, tr, api.URL+"/"+strconv.Itoa(w))
+			}
+		})
+	}
+	wg.Wait()
+	if got := p.calls.Load(); got*10 > n {
+		t.Errorf("%d Redis commands for %d requests; want at most one per ten", got, n)
+	}
+	if got := p.heard(); len(got) != 0 {
+		t.Errorf("store changes %v on a healthy run", got)
+	}
+}
