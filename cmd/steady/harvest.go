@@ -277,6 +277,7 @@ func newHarvest(g *globals) *cobra.Command {
 		pages, items, out, format string
 		maxRows                   int
 		resume, force             bool
+		sharedQuota               string
 	)
 	cmd := &cobra.Command{
 		Use:   "harvest URL",
@@ -325,6 +326,10 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 			if !cmd.Flags().Changed("items") {
 				items = defaultItems(pages)
 			}
+			if g.shared, err = openShared(cmd, sharedQuota, g.stderr); err != nil {
+				return err
+			}
+			defer g.shared.Close()
 			client, r, err := g.clientFor(target, retry.Policy{RetryStatus: retry.AnyServerError})
 			if err != nil {
 				return err
@@ -348,6 +353,7 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")
 	f.BoolVar(&force, "force", false, "replace an existing output, or start an interrupted harvest over")
+	addSharedQuotaFlag(cmd, &sharedQuota)
 	return cmd
 }
 

@@ -27,6 +27,7 @@ type globals struct {
 	quiet        bool
 	keyHeader    string
 	keyQuery     string
+	shared       *sharedStore // set by a command given --shared-quota
 
 	root *cobra.Command
 }
@@ -81,6 +82,7 @@ func (g *globals) clientFor(target *url.URL, policy retry.Policy) (*steady.Clien
 	}
 	policy = retry.FromSettings(policy, s)
 	policy.Pace = true
+	policy = g.shared.share(policy)
 	opt := steady.Options{Policy: policy, Concurrency: s.Concurrent}
 	if s.APIKey != "" {
 		key, err := g.keyFor(target, s.APIKey)

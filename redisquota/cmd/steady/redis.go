@@ -1,0 +1,21 @@
+package main
+
+// This command is cmd/steady's sources (the other files here are links to
+// them) plus this file, which adds the Redis store to --shared-quota: the
+// core module never imports a satellite, so the build that can share a
+// quota through Redis lives here (ADR 202).
+
+import "github.com/steadyhttp/steady/redisquota"
+
+func init() {
+	open := func(raw string, warn func(error)) (*sharedStore, error) {
+		s, c, err := redisquota.Open(raw)
+		if err != nil {
+			return nil, &usageError{err: err}
+		}
+		s.OnChange = warn
+		return &sharedStore{budget: s, quota: s, close: c.Close}, nil
+	}
+	sharedStoreOpeners["redis"] = open
+	sharedStoreOpeners["rediss"] = open
+}
