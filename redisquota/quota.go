@@ -22,8 +22,8 @@ import (
 // what remains, as the server has not yet counted requests in flight); then
 // grants permits: freely while nothing is known, a quarter of what remains
 // (at least one) while the window has quota, and once it is spent, slots
-// spaced window/limit apart in the windows ahead, or one permit at the reset
-// when the quota is not known.
+// spaced window/(4·limit) apart in the windows ahead, or one permit at the
+// reset when the quota is not known.
 //
 // KEYS[1] quota hash; ARGV want, observed, remaining, reset ms, limit,
 // window ms, age ms. Reply: count, start ms, interval ms, TTL ms.
@@ -81,7 +81,7 @@ if want > 0 then
     rem = rem - count
     ttl = reset - now
   elseif lim > 0 and win > 0 then
-    iv = math.floor(win / lim)
+    iv = math.max(math.floor(win / (4 * lim)), 1)
     local w = math.floor(ahead / lim)
     local j = ahead % lim
     count = math.min(want, lim - j)

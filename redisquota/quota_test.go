@@ -52,8 +52,8 @@ func TestQuotaOneWindowForAFleet(t *testing.T) {
 	}
 	first := take(t, a, key, retry.QuotaCall{Want: 20})
 	second := take(t, b, key, retry.QuotaCall{Want: 20})
-	if first.Count != 20 || first.Interval != 100*time.Millisecond || first.Start <= 0 || first.Start > 5*time.Second {
-		t.Fatalf("spent: lease %+v; want 20 slots 100ms apart after the reset", first)
+	if first.Count != 20 || first.Interval != 25*time.Millisecond || first.Start <= 0 || first.Start > 5*time.Second {
+		t.Fatalf("spent: lease %+v; want 20 slots 25ms apart after the reset (the window's quota in its first quarter)", first)
 	}
 	// The second lease begins where the first ends, give or take the
 	// milliseconds between the two calls on Redis' clock.

@@ -123,3 +123,16 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args .
 	v, err := sc.Run(ctx, s.client, keys, args...).Result()
 	return v, s.result(err)
 }
+
+// Ping checks that Redis answers, as a command does at start so it can warn
+// at once rather than at the first request that needs the store; the
+// outcome goes to OnChange like any call's.
+func (s *Store) Ping(ctx context.Context) error {
+	c, ok := s.client.(interface {
+		Ping(context.Context) *redis.StatusCmd
+	})
+	if !ok {
+		return nil
+	}
+	return s.result(c.Ping(ctx).Err())
+}

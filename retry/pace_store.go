@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// Shared quota leases (ADR 200): a process asks for ten permits at a time,
-// so steady traffic costs one store call per ten requests; the store grants
-// fewer as a quota nears its end. At most maxSharedQuotaKeys quotas are
+// Shared quota leases (ADR 200): a process asks for twenty permits at a
+// time, so steady traffic costs one store call per twenty requests; the
+// store grants fewer as a quota nears its end. Only a host whose responses
+// carried a quota is asked about. At most maxSharedQuotaKeys quotas are
 // followed at once; beyond that a quota is paced locally.
 const (
 	quotaLeaseSize     = 20
@@ -35,6 +36,14 @@ type sharedQuota struct {
 	seenAt   time.Time
 	observed bool
 	lastUse  time.Time
+}
+
+// lookup returns key's entry, nil when no response from it has carried a
+// quota: a host that announces none costs no store call.
+func (s *sharedQuotas) lookup(key string) *sharedQuota {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keys[key]
 }
 
 func (s *sharedQuotas) entry(key string, now time.Time) *sharedQuota {
@@ -68,7 +77,7 @@ func (s *sharedQuotas) entry(key string, now time.Time) *sharedQuota {
 // slot of a spaced release. ok is false when the store could not answer;
 // the request is then paced locally.
 func (s *sharedQuotas) hold(store QuotaStore, key string, now time.Time) (wait time.Duration, spaced, ok bool) {
-	q := s.entry(key, now)
+	q := s.lookup(key)
 	if q == nil {
 		return 0, false, false
 	}

@@ -207,7 +207,12 @@ func TestSharedQuotaDegrades(t *testing.T) {
 			calls.Add(1)
 			return retry.QuotaLease{}, errStoreDown
 		})
-		next := roundTripFunc(func(r *http.Request) (*http.Response, error) { return respond(r, 200, nil, "ok"), nil })
+		next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{}
+			h.Set("X-RateLimit-Remaining", "1000")
+			h.Set("X-RateLimit-Reset", "60")
+			return respond(r, 200, h, "ok"), nil
+		})
 		tr := retry.New(next, retry.Policy{Pace: true, SharedQuota: store})
 		start := time.Now()
 		for range 50 {
@@ -229,4 +234,21 @@ func mustGet(t *testing.T, tr http.RoundTripper, url string) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+}
+
+// A host that never announced a quota costs no store call.
+func TestSharedQuotaOnlyForHostsWithAQuota(t *testing.T) {
+	var calls atomic.Int32
+	store := quotaStoreFunc(func(context.Context, string, retry.QuotaCall) (retry.QuotaLease, error) {
+		calls.Add(1)
+		return retry.QuotaLease{Count: 20, TTL: time.Second}, nil
+	})
+	next := roundTripFunc(func(r *http.Request) (*http.Response, error) { return respond(r, 200, nil, "ok"), nil })
+	tr := retry.New(next, retry.Policy{Pace: true, SharedQuota: store})
+	for range 50 {
+		mustGet(t, tr, "http://api.test/x")
+	}
+	if got := calls.Load(); got != 0 {
+		t.Errorf("%d store calls for a host without a quota; want none", got)
+	}
 }

@@ -5,7 +5,12 @@ package main
 // core module never imports a satellite, so the build that can share a
 // quota through Redis lives here (ADR 202).
 
-import "github.com/steadyhttp/steady/redisquota"
+import (
+	"context"
+
+	"github.com/steadyhttp/steady/redisquota"
+	"github.com/steadyhttp/steady/retry"
+)
 
 func init() {
 	open := func(raw string, warn func(error)) (*sharedStore, error) {
@@ -14,6 +19,10 @@ func init() {
 			return nil, &usageError{err: err}
 		}
 		s.OnChange = warn
+		// Warn at start, not at the first request that needs the store.
+		ctx, cancel := context.WithTimeout(context.Background(), retry.StoreTimeout*4)
+		_ = s.Ping(ctx)
+		cancel()
 		return &sharedStore{budget: s, quota: s, close: c.Close}, nil
 	}
 	sharedStoreOpeners["redis"] = open
