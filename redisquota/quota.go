@@ -32,10 +32,10 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local TOL = 1100
 local want = tonumber(ARGV[1])
-local s = redis.call('HMGET', KEYS[1], 'rem', 'reset', 'lim', 'win', 'ahead', 'est')
+local s = redis.call('HMGET', KEYS[1], 'rem', 'reset', 'lim', 'win', 'ahead', 'estl', 'estw')
 local rem, reset = tonumber(s[1]), tonumber(s[2])
 local lim, win, ahead = tonumber(s[3]) or 0, tonumber(s[4]) or 0, tonumber(s[5]) or 0
-local est = s[6] == '1'
+local estl, estw = s[6] ~= '0', s[7] ~= '0'
 if rem == nil or reset == nil then rem, reset = nil, nil end
 
 if reset ~= nil and now >= reset then
@@ -52,11 +52,12 @@ end
 
 if ARGV[2] == '1' then
   local r, rt, l, w, age = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-  if l > 0 and w > 0 then
-    lim, win, est = l, w, false
-  elseif (lim == 0 or est) and r + 1 > lim then
-    lim, est = r + 1, true
+  if l > 0 then
+    lim, estl = l, false
+  elseif estl and r + 1 > lim then
+    lim = r + 1
   end
+  if w > 0 then win, estw = w, false end
   if rt > 0 then
     local rs = now - age + rt
     if reset == nil then
@@ -64,8 +65,8 @@ if ARGV[2] == '1' then
     elseif math.abs(rs - reset) <= TOL then
       rem = math.min(rem, r)
     elseif rs > reset then
-      if win == 0 or (est and rs - reset < win) then
-        win, est = rs - reset, true
+      if estw and (win == 0 or rs - reset < win) then
+        win = rs - reset
       end
       rem, reset, ahead = math.max(r - ahead, 0), rs, 0
     end
@@ -99,7 +100,8 @@ if reset == nil then
 else
   redis.call('HSET', KEYS[1], 'rem', tostring(math.floor(rem)), 'reset', tostring(math.floor(reset)))
 end
-redis.call('HSET', KEYS[1], 'lim', tostring(math.floor(lim)), 'win', tostring(math.floor(win)), 'ahead', tostring(math.floor(ahead)), 'est', est and '1' or '0')
+redis.call('HSET', KEYS[1], 'lim', tostring(math.floor(lim)), 'win', tostring(math.floor(win)), 'ahead', tostring(math.floor(ahead)),
+  'estl', estl and '1' or '0', 'estw', estw and '1' or '0')
 local keep = 120000
 if reset ~= nil then keep = keep + math.max(reset - now, 0) end
 if lim > 0 then keep = keep + math.ceil(ahead / lim) * win end

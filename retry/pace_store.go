@@ -2,126 +2,203 @@ package retry
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 )
 
 // Shared quota leases (ADR 200): a process asks for twenty permits at a
 // time, so steady traffic costs one store call per twenty requests; the
-// store grants fewer as a quota nears its end. Only a host whose responses
-// carried a quota is asked about. At most maxSharedQuotaKeys quotas are
-// followed at once; beyond that a quota is paced locally.
+// store grants fewer as a quota nears its end. Only a quota some response
+// of this process reported is asked about, so a host that announces none
+// costs no store call. At most maxSharedQuotas quotas are followed at once;
+// beyond that a quota is paced locally.
 const (
-	quotaLeaseSize     = 20
-	maxSharedQuotaKeys = 1024
-	sharedQuotaIdle    = time.Minute // a quota unused this long is forgotten
+	quotaLeaseSize  = 20
+	maxSharedQuotas = 1024
+	sharedQuotaIdle = time.Minute // a quota unused this long may be forgotten
 )
 
-// sharedQuotas is a Transport's view of its [QuotaStore]: per quota, the
-// lease in hand and the latest quota seen, not yet sent.
+// sharedQuotas is a Transport's view of its [QuotaStore]: per quota (a
+// host, and a name when the server named its quota), the lease in hand and
+// the latest report not yet sent.
 type sharedQuotas struct {
 	guard storeGuard
 	mu    sync.Mutex
-	keys  map[string]*sharedQuota
+	hosts map[string][]*sharedQuota
+	count int
 }
 
 type sharedQuota struct {
+	key  string // the store's name for it: host, or host and quota name
+	name string
+
 	mu    sync.Mutex // one store call per quota at a time; guards the lease
 	base  time.Time  // when the lease arrived
 	lease QuotaLease
 	used  int
 
-	seenMu   sync.Mutex
+	seenMu   sync.Mutex // guards the fields below
 	seen     Quota
 	seenAt   time.Time
 	observed bool
 	lastUse  time.Time
+	routes   []string // for a named quota, the routes that drew it
+	all      bool     // too many routes to list: it draws every request
 }
 
-// lookup returns key's entry, nil when no response from it has carried a
-// quota: a host that announces none costs no store call.
-func (s *sharedQuotas) lookup(key string) *sharedQuota {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.keys[key]
-}
-
-func (s *sharedQuotas) entry(key string, now time.Time) *sharedQuota {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if q, ok := s.keys[key]; ok {
-		return q
+// draws reports whether a request on route draws the quota, as the
+// [Pacer] decides it.
+func (q *sharedQuota) draws(route string) bool {
+	q.seenMu.Lock()
+	defer q.seenMu.Unlock()
+	if q.name == "" || q.all {
+		return true
 	}
-	if s.keys == nil {
-		s.keys = make(map[string]*sharedQuota)
-	}
-	if len(s.keys) >= maxSharedQuotaKeys {
-		for k, q := range s.keys {
-			q.seenMu.Lock()
-			idle := now.Sub(q.lastUse) > sharedQuotaIdle
-			q.seenMu.Unlock()
-			if idle {
-				delete(s.keys, k)
-			}
+	for _, r := range q.routes {
+		if r == route {
+			return true
 		}
-		if len(s.keys) >= maxSharedQuotaKeys {
+	}
+	return false
+}
+
+// drawn returns the quotas of host a request on route draws.
+func (s *sharedQuotas) drawn(host, route string) []*sharedQuota {
+	s.mu.Lock()
+	qs := s.hosts[host]
+	s.mu.Unlock()
+	var out []*sharedQuota
+	for _, q := range qs {
+		if q.draws(route) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// entry returns the quota of host named name, made on first report; nil
+// when too many quotas are followed already.
+func (s *sharedQuotas) entry(host, name string, now time.Time) *sharedQuota {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, q := range s.hosts[host] {
+		if q.name == name {
+			return q
+		}
+	}
+	if s.count >= maxSharedQuotas {
+		s.sweep(now)
+		if s.count >= maxSharedQuotas {
 			return nil
 		}
 	}
-	q := &sharedQuota{lastUse: now}
-	s.keys[key] = q
+	if s.hosts == nil {
+		s.hosts = make(map[string][]*sharedQuota)
+	}
+	key := host
+	if name != "" {
+		key = host + "\x00" + name
+	}
+	q := &sharedQuota{key: strings.Clone(key), name: strings.Clone(name), lastUse: now}
+	s.hosts[strings.Clone(host)] = append(s.hosts[host], q)
+	s.count++
 	return q
 }
 
-// hold takes a permit for key: how long to wait for it and whether it is a
-// slot of a spaced release. ok is false when the store could not answer;
-// the request is then paced locally.
-func (s *sharedQuotas) hold(store QuotaStore, key string, now time.Time) (wait time.Duration, spaced, ok bool) {
-	q := s.lookup(key)
-	if q == nil {
-		return 0, false, false
+// sweep forgets the quotas idle for sharedQuotaIdle; s.mu is held.
+func (s *sharedQuotas) sweep(now time.Time) {
+	for host, qs := range s.hosts {
+		kept := qs[:0]
+		for _, q := range qs {
+			q.seenMu.Lock()
+			idle := now.Sub(q.lastUse) > sharedQuotaIdle
+			q.seenMu.Unlock()
+			if !idle {
+				kept = append(kept, q)
+			}
+		}
+		s.count -= len(qs) - len(kept)
+		if len(kept) == 0 {
+			delete(s.hosts, host)
+		} else {
+			s.hosts[host] = kept
+		}
 	}
+}
+
+// hold takes a permit, for a request to host on route to be sent at at,
+// from every shared quota the request draws: how long after at to wait for
+// the latest, and whether that is a slot of a spaced release. A permit
+// further away than limit is handed back. ok is false when no quota is
+// shared or the store could not answer; the request is then paced locally.
+func (s *sharedQuotas) hold(store QuotaStore, host, route string, at time.Time, limit time.Duration) (wait time.Duration, spaced, ok bool) {
+	for _, q := range s.drawn(host, route) {
+		w, sp, got := s.take(store, q, at, limit)
+		if got && (!ok || w > wait) {
+			wait, spaced = w, sp
+		}
+		ok = ok || got
+	}
+	return wait, spaced, ok
+}
+
+func (s *sharedQuotas) take(store QuotaStore, q *sharedQuota, at time.Time, limit time.Duration) (wait time.Duration, spaced, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if wait, spaced, ok := q.take(now); ok {
+	if wait, spaced, ok := q.next(at, limit); ok {
 		return wait, spaced, true
 	}
+	now := time.Now()
 	if !s.guard.usable(now) {
 		return 0, false, false
 	}
-	lease, ok := s.call(store, key, q, quotaLeaseSize, now)
+	lease, ok := s.call(store, q, quotaLeaseSize, now)
 	if !ok {
 		return 0, false, false
 	}
 	// Start counts from the answer, not from the question.
 	q.base, q.lease, q.used = time.Now(), lease, 0
-	return q.take(q.base)
+	return q.next(maxTime(at, q.base), limit)
 }
 
-// take hands out the lease's next permit still valid at now.
-func (q *sharedQuota) take(now time.Time) (wait time.Duration, spaced, ok bool) {
+// next hands out the lease's next permit still valid at at; one beyond
+// limit is left for a later request.
+func (q *sharedQuota) next(at time.Time, limit time.Duration) (wait time.Duration, spaced, ok bool) {
 	for q.used < q.lease.Count {
-		at := q.base.Add(q.lease.Start + time.Duration(q.used)*q.lease.Interval)
-		q.used++
-		if now.After(at.Add(q.lease.TTL)) {
-			continue // expired unused: lost to the fleet for this window
+		from := q.base.Add(q.lease.Start + time.Duration(q.used)*q.lease.Interval)
+		if at.After(from.Add(q.lease.TTL)) {
+			q.used++ // expired unused: lost to the fleet for this window
+			continue
 		}
-		return max(at.Sub(now), 0), q.lease.Interval > 0, true
+		wait = max(from.Sub(at), 0)
+		if wait > limit {
+			return wait, q.lease.Interval > 0, true
+		}
+		q.used++
+		return wait, q.lease.Interval > 0, true
 	}
 	return 0, false, false
 }
 
-// observe records what a response said about key's quota. A spent quota is
-// told to the store at once, unless a call is already in flight, and the
-// permits in hand that were meant for now are dropped: they would only draw
-// refusals.
-func (s *sharedQuotas) observe(store QuotaStore, key string, seen Quota, now time.Time) {
-	q := s.entry(key, now)
+// observe records what a response to a request on route said about a
+// quota of host. A spent quota is told to the store at once, unless a call
+// for it is in flight, and the permits in hand meant for now are dropped:
+// they would only draw refusals.
+func (s *sharedQuotas) observe(store QuotaStore, host, route string, seen Quota, now time.Time) {
+	q := s.entry(host, seen.Name, now)
 	if q == nil {
 		return
 	}
 	q.seenMu.Lock()
 	q.seen, q.seenAt, q.observed, q.lastUse = seen, now, true, now
+	if q.name != "" && !q.all && !containsString(q.routes, route) {
+		if len(q.routes) < maxRoutes {
+			q.routes = append(q.routes, strings.Clone(route))
+		} else {
+			q.all, q.routes = true, nil
+		}
+	}
 	q.seenMu.Unlock()
 	if seen.Remaining > 0 || seen.Reset <= 0 || !q.mu.TryLock() {
 		return
@@ -131,12 +208,12 @@ func (s *sharedQuotas) observe(store QuotaStore, key string, seen Quota, now tim
 		q.used = q.lease.Count
 	}
 	if s.guard.usable(now) {
-		s.call(store, key, q, 0, now)
+		s.call(store, q, 0, now)
 	}
 }
 
-// call makes one store call under q.mu, sending the quota last seen.
-func (s *sharedQuotas) call(store QuotaStore, key string, q *sharedQuota, want int, now time.Time) (QuotaLease, bool) {
+// call makes one store call under q.mu, sending the report not yet sent.
+func (s *sharedQuotas) call(store QuotaStore, q *sharedQuota, want int, now time.Time) (QuotaLease, bool) {
 	q.seenMu.Lock()
 	c := QuotaCall{Want: want, Observed: q.observed}
 	if c.Observed {
@@ -145,15 +222,13 @@ func (s *sharedQuotas) call(store QuotaStore, key string, q *sharedQuota, want i
 	q.observed, q.lastUse = false, now
 	q.seenMu.Unlock()
 	ctx, cancel := storeContext(context.Background())
-	lease, err := store.TakeQuota(ctx, key, c)
+	lease, err := store.TakeQuota(ctx, q.key, c)
 	cancel()
 	s.guard.result(err, now)
 	if err != nil {
 		if c.Observed {
 			q.seenMu.Lock()
-			if !q.observed { // nothing newer: send it next time
-				q.observed = true
-			}
+			q.observed = true // nothing newer may have come: send it next time
 			q.seenMu.Unlock()
 		}
 		return QuotaLease{}, false
@@ -161,4 +236,13 @@ func (s *sharedQuotas) call(store QuotaStore, key string, q *sharedQuota, want i
 	lease.Count = min(max(lease.Count, 0), max(want, 0))
 	lease.Start, lease.Interval, lease.TTL = max(lease.Start, 0), max(lease.Interval, 0), max(lease.TTL, 0)
 	return lease, true
+}
+
+func containsString(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }

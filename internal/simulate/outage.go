@@ -123,6 +123,7 @@ type holdTrace struct {
 	client   int32
 	at, hold time.Duration
 	wait     time.Duration
+	jitter   time.Duration // the ceiling the pacer sized
 	r        float64
 	spaced   bool
 	woke     bool
