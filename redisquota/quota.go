@@ -60,10 +60,16 @@ if ARGV[2] == '1' then
   if w > 0 then win, estw = w, false end
   if rt > 0 then
     local rs = now - age + rt
+    -- The response that opened its window (one request of the limit spent)
+    -- dates the window better than a reset in whole seconds: it began
+    -- before the response arrived.
+    local opener = lim > 0 and win > 0 and not estl and not estw and r == lim - 1
+    if opener then rs = math.min(rs, now - age + win) end
     if reset == nil then
       rem, reset = r, rs
     elseif math.abs(rs - reset) <= TOL then
       rem = math.min(rem, r)
+      if opener then reset = rs end
     elseif rs > reset then
       if estw and (win == 0 or rs - reset < win) then
         win = rs - reset
@@ -85,7 +91,7 @@ if want > 0 then
     iv = math.max(math.floor(win / (4 * lim)), 1)
     local w = math.floor(ahead / lim)
     local j = ahead % lim
-    count = math.min(want, lim - j)
+    count = math.min(want, lim - j, math.max(1, math.floor(lim / 10)))
     local first = reset + w * win + j * iv
     start = first - now
     ttl = reset + (w + 1) * win - (first + (count - 1) * iv)

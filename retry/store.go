@@ -10,7 +10,7 @@ import (
 // enough for dozens of round trips on a local network, short enough that a
 // store gone slow costs a request no more than a DNS lookup. A call that
 // fails or runs out of time is answered from local state.
-const StoreTimeout = 25 * time.Millisecond
+const StoreTimeout = 50 * time.Millisecond
 
 // storeRetryAfter is how long a store that failed is left alone before the
 // next call tries it again, so a store that is gone costs one deadline a

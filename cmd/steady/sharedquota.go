@@ -72,7 +72,7 @@ func openShared(cmd *cobra.Command, flagValue string, stderr io.Writer) (*shared
 		defer mu.Unlock()
 		if err != nil {
 			fmt.Fprintf(stderr, "steady: shared quota at %s does not answer (%s); pacing and the retry budget are this process's own until it does\n",
-				where, credentials.RedactURLString(err.Error()))
+				where, err)
 			return
 		}
 		fmt.Fprintf(stderr, "steady: shared quota at %s answers again; sharing resumed\n", where)
