@@ -52,14 +52,16 @@ func TestQuotaOneWindowForAFleet(t *testing.T) {
 	}
 	first := take(t, a, key, retry.QuotaCall{Want: 20})
 	second := take(t, b, key, retry.QuotaCall{Want: 20})
-	if first.Count != 20 || first.Interval != 25*time.Millisecond || first.Start <= 0 || first.Start > 5*time.Second {
-		t.Fatalf("spent: lease %+v; want 20 slots 25ms apart after the reset (the window's quota in its first quarter)", first)
+	// Slots go out a tenth of the limit at a time, so a holder that stops
+	// early strands few of them.
+	if first.Count != 5 || first.Interval != 25*time.Millisecond || first.Start <= 0 || first.Start > 5*time.Second {
+		t.Fatalf("spent: lease %+v; want 5 slots 25ms apart after the reset (the window's quota in its first quarter)", first)
 	}
 	// The second lease begins where the first ends, give or take the
 	// milliseconds between the two calls on Redis' clock.
-	gap := second.Start - (first.Start + 20*first.Interval)
-	if second.Count != 20 || gap > 0 || gap < -time.Second {
-		t.Errorf("second lease %+v after %+v; want the next 20 slots", second, first)
+	gap := second.Start - (first.Start + 5*first.Interval)
+	if second.Count != 5 || gap > 0 || gap < -time.Second {
+		t.Errorf("second lease %+v after %+v; want the next 5 slots", second, first)
 	}
 }
 
