@@ -76,7 +76,7 @@ func (s *Store) TakeBudget(ctx context.Context, r retry.BudgetTake) (retry.Budge
 	if err != nil {
 		return retry.BudgetLease{}, err
 	}
-	return retry.BudgetLease{Granted: int(xs[0]), TTL: budgetLeaseTTL}, nil
+	return retry.BudgetLease{Granted: clamp(xs[0], r.Want), TTL: budgetLeaseTTL}, nil
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

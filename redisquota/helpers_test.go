@@ -23,7 +23,7 @@ type process struct {
 	changes []error // what OnChange heard
 }
 
-func open(t *testing.T, url string) *process {
+func open(t testing.TB, url string) *process {
 	t.Helper()
 	s, c, err := redisquota.Open(url)
 	if err != nil {
@@ -60,7 +60,7 @@ func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	return next
 }
 
-func startRedis(t *testing.T) *redistest.Server { return redistest.Start(t) }
+func startRedis(t testing.TB) *redistest.Server { return redistest.Start(t) }
 
 // keys lists every key in the server.
 func keys(t *testing.T, srv *redistest.Server) []string {

@@ -132,5 +132,5 @@ func (s *Store) TakeQuota(ctx context.Context, key string, c retry.QuotaCall) (r
 	if err != nil {
 		return retry.QuotaLease{}, err
 	}
-	return retry.QuotaLease{Count: int(xs[0]), Start: duration(xs[1]), Interval: duration(xs[2]), TTL: duration(xs[3])}, nil
+	return retry.QuotaLease{Count: clamp(xs[0], c.Want), Start: duration(xs[1]), Interval: duration(xs[2]), TTL: duration(xs[3])}, nil
 }

@@ -100,7 +100,14 @@ func (s *Store) result(err error) error {
 
 func millis(d time.Duration) int64 { return d.Milliseconds() }
 
-func duration(ms int64) time.Duration { return time.Duration(max(ms, 0)) * time.Millisecond }
+// duration reads milliseconds from the store, bounded to what a quota may
+// announce (a day), so no reply overflows into a negative wait.
+func duration(ms int64) time.Duration {
+	return time.Duration(min(max(ms, 0), retry.MaxQuotaPeriod.Milliseconds())) * time.Millisecond
+}
+
+// clamp bounds a count from the store to what was asked.
+func clamp(n int64, want int) int { return int(min(max(n, 0), int64(max(want, 0)))) }
 
 func toInt64s(v any, n int) ([]int64, error) {
 	xs, ok := v.([]any)
