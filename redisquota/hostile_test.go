@@ -57,9 +57,10 @@ func TestStoreThatLies(t *testing.T) {
 		{"error", "-ERR no\r\n"},
 		{"string", "+OK\r\n"},
 		{"short array", "*1\r\n:5\r\n"},
-		{"negative", "*4\r\n:-5\r\n:-1000\r\n:-1\r\n:-1\r\n"},
-		{"huge", "*4\r\n:9223372036854775807\r\n:9223372036854775807\r\n:9223372036854775807\r\n:9223372036854775807\r\n"},
-		{"wrong type", "*4\r\n$1\r\nx\r\n:1\r\n:1\r\n:1\r\n"},
+		{"old shape", "*4\r\n:5\r\n:0\r\n:0\r\n:1000\r\n"},
+		{"negative", "*5\r\n:-5\r\n:-1000\r\n:-1\r\n:-1\r\n:-1\r\n"},
+		{"huge", "*5\r\n:9223372036854775807\r\n:9223372036854775807\r\n:9223372036854775807\r\n:9223372036854775807\r\n:1\r\n"},
+		{"wrong type", "*5\r\n$1\r\nx\r\n:1\r\n:1\r\n:1\r\n:1\r\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := open(t, "redis://"+liar(t, c.reply)+"/0?name=liar")

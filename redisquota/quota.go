@@ -20,22 +20,25 @@ import (
 // the age the caller measured; a reset within 1.1 s of the known one is the
 // same window, since resets are often sent in whole seconds, and only lowers
 // what remains, as the server has not yet counted requests in flight); then
-// grants permits: freely while nothing is known, a quarter of what remains
+// takes back permits a holder returned unused, if their window is still
+// the current one; then grants permits: freely while nothing is known, a quarter of what remains
 // (at least one) while the window has quota, and once it is spent, slots
 // spaced window/(4·limit) apart in the windows ahead, or one permit at the
 // reset when the quota is not known.
 //
 // KEYS[1] quota hash; ARGV want, observed, remaining, reset ms, limit,
-// window ms, age ms. Reply: count, start ms, interval ms, TTL ms.
+// window ms, age ms, permits returned, their window. Reply: count, start ms,
+// interval ms, TTL ms, window.
 var quotaScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local TOL = 1100
 local want = tonumber(ARGV[1])
-local s = redis.call('HMGET', KEYS[1], 'rem', 'reset', 'lim', 'win', 'ahead', 'estl', 'estw')
+local s = redis.call('HMGET', KEYS[1], 'rem', 'reset', 'lim', 'win', 'ahead', 'estl', 'estw', 'wid')
 local rem, reset = tonumber(s[1]), tonumber(s[2])
 local lim, win, ahead = tonumber(s[3]) or 0, tonumber(s[4]) or 0, tonumber(s[5]) or 0
 local estl, estw = s[6] ~= '0', s[7] ~= '0'
+local wid = tonumber(s[8]) or 0
 if rem == nil or reset == nil then rem, reset = nil, nil end
 
 if reset ~= nil and now >= reset then
@@ -48,6 +51,7 @@ if reset ~= nil and now >= reset then
   else
     rem, reset, ahead = nil, nil, 0
   end
+  wid = wid + 1
 end
 
 if ARGV[2] == '1' then
@@ -66,7 +70,7 @@ if ARGV[2] == '1' then
     local opener = lim > 0 and win > 0 and not estl and not estw and r == lim - 1
     if opener then rs = math.min(rs, now - age + win) end
     if reset == nil then
-      rem, reset = r, rs
+      rem, reset, wid = r, rs, wid + 1
     elseif math.abs(rs - reset) <= TOL then
       rem = math.min(rem, r)
       if opener then reset = rs end
@@ -74,9 +78,15 @@ if ARGV[2] == '1' then
       if estw and (win == 0 or rs - reset < win) then
         win = rs - reset
       end
-      rem, reset, ahead = math.max(r - ahead, 0), rs, 0
+      rem, reset, ahead, wid = math.max(r - ahead, 0), rs, 0, wid + 1
     end
   end
+end
+
+local ret, epoch = tonumber(ARGV[8]), tonumber(ARGV[9])
+if ret > 0 and epoch == wid and reset ~= nil then
+  rem = rem + ret
+  if lim > 0 then rem = math.min(rem, lim) end
 end
 
 local count, start, iv, ttl = 0, 0, 0, 0
@@ -107,12 +117,12 @@ else
   redis.call('HSET', KEYS[1], 'rem', tostring(math.floor(rem)), 'reset', tostring(math.floor(reset)))
 end
 redis.call('HSET', KEYS[1], 'lim', tostring(math.floor(lim)), 'win', tostring(math.floor(win)), 'ahead', tostring(math.floor(ahead)),
-  'estl', estl and '1' or '0', 'estw', estw and '1' or '0')
+  'estl', estl and '1' or '0', 'estw', estw and '1' or '0', 'wid', tostring(math.floor(wid)))
 local keep = 120000
 if reset ~= nil then keep = keep + math.max(reset - now, 0) end
 if lim > 0 then keep = keep + math.ceil(ahead / lim) * win end
 redis.call('PEXPIRE', KEYS[1], math.floor(keep))
-return {count, math.floor(start), iv, math.floor(ttl)}
+return {count, math.floor(start), iv, math.floor(ttl), wid}
 `)
 
 // TakeQuota implements [retry.QuotaStore].
@@ -124,13 +134,13 @@ func (s *Store) TakeQuota(ctx context.Context, key string, c retry.QuotaCall) (r
 	q := c.Seen
 	v, err := s.run(ctx, quotaScript, []string{s.quotaKey(key)},
 		max(c.Want, 0), observed, max(q.Remaining, 0), max(millis(q.Reset), 0),
-		max(q.Limit, 0), max(millis(q.Window), 0), max(millis(c.Age), 0))
+		max(q.Limit, 0), max(millis(q.Window), 0), max(millis(c.Age), 0), max(c.Returned, 0), c.Epoch)
 	if err != nil {
 		return retry.QuotaLease{}, err
 	}
-	xs, err := toInt64s(v, 4)
+	xs, err := toInt64s(v, 5)
 	if err != nil {
 		return retry.QuotaLease{}, err
 	}
-	return retry.QuotaLease{Count: clamp(xs[0], c.Want), Start: duration(xs[1]), Interval: duration(xs[2]), TTL: duration(xs[3])}, nil
+	return retry.QuotaLease{Count: clamp(xs[0], c.Want), Start: duration(xs[1]), Interval: duration(xs[2]), TTL: duration(xs[3]), Epoch: xs[4]}, nil
 }

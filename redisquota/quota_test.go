@@ -148,3 +148,58 @@ func TestRoundTripsPerRequest(t *testing.T) {
 		t.Errorf("store changes %v on a healthy run", got)
 	}
 }
+
+// Permits handed back unused go to the rest of the fleet, but only in the
+// window they were granted in.
+func TestQuotaReturnedPermits(t *testing.T) {
+	srv := startRedis(t)
+	a, b := open(t, srv.URL("ret")).store, open(t, srv.URL("ret")).store
+	seen := retry.Quota{Remaining: 40, Reset: 30 * time.Second, Limit: 100, Window: time.Minute}
+	l := take(t, a, "h", retry.QuotaCall{Want: 20, Observed: true, Seen: seen})
+	if l.Count != 10 {
+		t.Fatalf("lease %+v; want 10 of 40", l)
+	}
+	take(t, a, "h", retry.QuotaCall{Returned: 9, Epoch: l.Epoch})
+	take(t, a, "h", retry.QuotaCall{Returned: 50, Epoch: l.Epoch + 1}) // another window's: ignored
+	n := 0
+	for range 100 {
+		l := take(t, b, "h", retry.QuotaCall{Want: 20})
+		if l.Start > 0 {
+			break
+		}
+		n += l.Count
+	}
+	if n != 39 {
+		t.Errorf("the fleet got %d permits after 1 of 40 was used; want 39", n)
+	}
+}
+
+// A transport whose idle connections are closed hands back the permits it
+// held for now.
+func TestTransportReleasesPermits(t *testing.T) {
+	srv := startRedis(t)
+	p := open(t, srv.URL("rel"))
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("RateLimit-Policy", `"default";q=100;w=60`)
+		w.Header().Set("RateLimit", `"default";r=80;t=30`)
+	}))
+	defer api.Close()
+	tr := retry.New(nil, retry.Policy{Pace: true, SharedQuota: p.store})
+	mustGet(t, tr, api.URL) // learns the quota
+	mustGet(t, tr, api.URL) // takes a lease of 20 (a quarter of 80), uses one
+	tr.CloseIdleConnections()
+	other := open(t, srv.URL("rel")).store
+	// The quota is named ("default"), so its key is the host and the name.
+	key := api.Listener.Addr().String() + "\x00default"
+	n := 0
+	for range 100 {
+		l := take(t, other, key, retry.QuotaCall{Want: 20})
+		if l.Start > 0 {
+			break
+		}
+		n += l.Count
+	}
+	if n != 79 {
+		t.Errorf("the fleet got %d permits after 1 of 80 was used; want 79", n)
+	}
+}

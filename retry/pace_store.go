@@ -212,10 +212,37 @@ func (s *sharedQuotas) observe(store QuotaStore, host, route string, seen Quota,
 	}
 }
 
+// release hands back the permits for now that no request has taken, so
+// the rest of the fleet can send them; the Transport calls it when its idle
+// connections are closed, as a program does when it is done.
+func (s *sharedQuotas) release(store QuotaStore) {
+	s.mu.Lock()
+	var qs []*sharedQuota
+	for _, hq := range s.hosts {
+		qs = append(qs, hq...)
+	}
+	s.mu.Unlock()
+	now := time.Now()
+	for _, q := range qs {
+		q.mu.Lock()
+		n := q.lease.Count - q.used
+		valid := now.Before(q.base.Add(q.lease.Start + q.lease.TTL))
+		if n > 0 && valid && q.lease.Start == 0 && q.lease.Interval == 0 && s.guard.usable(now) {
+			q.used = q.lease.Count
+			s.callReturning(store, q, 0, n, q.lease.Epoch, now)
+		}
+		q.mu.Unlock()
+	}
+}
+
 // call makes one store call under q.mu, sending the report not yet sent.
 func (s *sharedQuotas) call(store QuotaStore, q *sharedQuota, want int, now time.Time) (QuotaLease, bool) {
+	return s.callReturning(store, q, want, 0, 0, now)
+}
+
+func (s *sharedQuotas) callReturning(store QuotaStore, q *sharedQuota, want, returned int, epoch int64, now time.Time) (QuotaLease, bool) {
 	q.seenMu.Lock()
-	c := QuotaCall{Want: want, Observed: q.observed}
+	c := QuotaCall{Want: want, Observed: q.observed, Returned: returned, Epoch: epoch}
 	if c.Observed {
 		c.Seen, c.Age = q.seen, max(now.Sub(q.seenAt), 0)
 	}

@@ -62,13 +62,18 @@ type QuotaStore interface {
 }
 
 // QuotaCall is one call to a [QuotaStore]: permits wanted (0: only record
-// what was seen) and, when Observed, the latest quota a response reported,
-// seen Age before the call.
+// what was seen), when Observed the latest quota a response reported, seen
+// Age before the call, and permits handed back.
 type QuotaCall struct {
 	Want     int
 	Observed bool
 	Seen     Quota
 	Age      time.Duration
+	// Returned permits of a lease for now, of the window Epoch names, are
+	// handed back unused: a process that is done gives the fleet what it
+	// will not send.
+	Returned int
+	Epoch    int64
 }
 
 // QuotaLease is a batch of permits: permit i (from 0) may be used from
@@ -78,6 +83,7 @@ type QuotaLease struct {
 	Start    time.Duration // wait before the first permit; 0: now
 	Interval time.Duration // between permits of a spaced release; 0: all at Start
 	TTL      time.Duration // how long each permit stays valid once usable
+	Epoch    int64         // the store's name for the window granted in
 }
 
 // storeGuard remembers that a store failed, so calls skip it for

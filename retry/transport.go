@@ -47,7 +47,13 @@ func (t *Transport) Policy() Policy { return t.raw }
 func (t *Transport) Next() http.RoundTripper { return t.next }
 
 // CloseIdleConnections closes the wrapped transport's idle connections.
+// With [Policy.SharedQuota], it first hands back to the store the permits
+// for now that no request took, so a program that is done leaves them to
+// the rest of its fleet.
 func (t *Transport) CloseIdleConnections() {
+	if t.policy.SharedQuota != nil {
+		t.shared.release(t.policy.SharedQuota)
+	}
 	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
