@@ -7,9 +7,10 @@ import (
 )
 
 // StoreTimeout bounds every call to a [BudgetStore] or [QuotaStore]: long
-// enough for dozens of round trips on a local network, short enough that a
-// store gone slow costs a request no more than a DNS lookup. A call that
-// fails or runs out of time is answered from local state.
+// enough for a few round trips on a local network on a busy machine, short
+// enough that a store gone slow costs a request no more than a DNS lookup
+// (ADR 203). A call that fails or runs out of time is answered from local
+// state.
 const StoreTimeout = 50 * time.Millisecond
 
 // storeRetryAfter is how long a store that failed is left alone before the
