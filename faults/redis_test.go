@@ -50,7 +50,7 @@ func TestRedisSlow(t *testing.T) {
 		w.Header().Set("X-RateLimit-Reset", "3600")
 	}))
 	defer api.Close()
-	tr := retry.New(nil, retry.Policy{Pace: true, SharedQuota: store, Budget: &retry.Budget{Store: store}})
+	tr := retry.New(nil, retry.Policy{Pace: true, Quotas: &retry.SharedPacer{Leaser: store}, Budget: &retry.Budget{Store: store}})
 	defer tr.CloseIdleConnections()
 	send := func(n int, tag string) {
 		t.Helper()

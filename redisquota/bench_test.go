@@ -24,7 +24,7 @@ func BenchmarkAddedLatency(b *testing.B) {
 	}))
 	defer api.Close()
 	local := retry.New(nil, retry.Policy{Pace: true, Budget: &retry.Budget{}})
-	shared := retry.New(nil, retry.Policy{Pace: true, SharedQuota: p.store, Budget: &retry.Budget{Store: p.store}})
+	shared := retry.New(nil, retry.Policy{Pace: true, Quotas: &retry.SharedPacer{Leaser: p.store}, Budget: &retry.Budget{Store: p.store}})
 	defer local.CloseIdleConnections()
 	defer shared.CloseIdleConnections()
 	var tl, ts []time.Duration

@@ -3,8 +3,8 @@
 // spends one quota and one retry budget rather than one each.
 //
 // A [Store] implements both of the retry package's store seams:
-// [retry.BudgetStore] for [retry.Budget.Store] and [retry.QuotaStore] for
-// [retry.Policy.SharedQuota]. Each call is one Lua script, run atomically
+// [retry.BudgetStore] for [retry.Budget.Store] and [retry.QuotaLeaser] for a
+// [retry.SharedPacer] in [retry.Policy.Quotas]. Each call is one Lua script, run atomically
 // in one round trip, on Redis' own clock (TIME), so the processes' clocks
 // never have to agree. Processes take permits in leases, a batch at a time,
 // so steady traffic costs about one round trip per ten requests.
@@ -14,5 +14,7 @@
 // that fails or runs past the retry package's short deadline
 // ([retry.StoreTimeout]) is answered locally: requests are never failed or
 // stalled by it. [Store.OnChange] hears once when the store is lost and once
-// when it is back.
+// when it is back. The Redis client logs failed dials through its own
+// logger; a program that reports the store's health itself silences it
+// with redis.SetLogger, as redisquota/cmd/steady does.
 package redisquota

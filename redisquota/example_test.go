@@ -25,9 +25,9 @@ func ExampleOpen() {
 		}
 	}
 	tr := retry.New(nil, retry.Policy{
-		Pace:        true,
-		SharedQuota: store,
-		Budget:      &retry.Budget{Store: store},
+		Pace:   true,
+		Quotas: &retry.SharedPacer{Leaser: store},
+		Budget: &retry.Budget{Store: store},
 	})
 	defer tr.CloseIdleConnections() // hands back unused permits
 	_ = &http.Client{Transport: tr}

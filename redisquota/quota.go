@@ -125,7 +125,7 @@ redis.call('PEXPIRE', KEYS[1], math.floor(keep))
 return {count, math.floor(start), iv, math.floor(ttl), wid}
 `)
 
-// TakeQuota implements [retry.QuotaStore].
+// TakeQuota implements [retry.QuotaLeaser].
 func (s *Store) TakeQuota(ctx context.Context, key string, c retry.QuotaCall) (retry.QuotaLease, error) {
 	observed := 0
 	if c.Observed {

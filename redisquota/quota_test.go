@@ -129,7 +129,7 @@ func TestRoundTripsPerRequest(t *testing.T) {
 		w.Header().Set("X-RateLimit-Reset", "3600")
 	}))
 	defer api.Close()
-	tr := retry.New(nil, retry.Policy{Pace: true, SharedQuota: p.store, Budget: &retry.Budget{Store: p.store}})
+	tr := retry.New(nil, retry.Policy{Pace: true, Quotas: &retry.SharedPacer{Leaser: p.store}, Budget: &retry.Budget{Store: p.store}})
 	defer tr.CloseIdleConnections()
 	const n = 2000
 	var wg sync.WaitGroup
@@ -184,7 +184,7 @@ func TestTransportReleasesPermits(t *testing.T) {
 		w.Header().Set("RateLimit", `"default";r=80;t=30`)
 	}))
 	defer api.Close()
-	tr := retry.New(nil, retry.Policy{Pace: true, SharedQuota: p.store})
+	tr := retry.New(nil, retry.Policy{Pace: true, Quotas: &retry.SharedPacer{Leaser: p.store}})
 	mustGet(t, tr, api.URL) // learns the quota
 	mustGet(t, tr, api.URL) // takes a lease of 20 (a quarter of 80), uses one
 	tr.CloseIdleConnections()

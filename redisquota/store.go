@@ -31,7 +31,7 @@ type Store struct {
 
 var (
 	_ retry.BudgetStore = (*Store)(nil)
-	_ retry.QuotaStore  = (*Store)(nil)
+	_ retry.QuotaLeaser = (*Store)(nil)
 )
 
 // ErrName is returned for a namespace that cannot name keys.

@@ -153,3 +153,32 @@ func TestForbiddenRateLimits(t *testing.T) {
 		t.Error("IsRateLimit tells a plain 403 from a rate limit wrongly")
 	}
 }
+
+// A re-send takes its pacing slot before its response is discarded: a hold
+// the deadline would cut short ends the call with that response.
+func TestResendHoldBeyondDeadlineKeepsTheResponse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		shared := &retry.Pacer{}
+		inner := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			// Another client of the same quota spends it meanwhile.
+			shared.Observe(r.URL.Host, retry.Route(r.URL.Path), retry.Quota{Remaining: 0, Reset: 30 * time.Second}, time.Now(), time.Now())
+			return respond(r, 503, nil, "busy"), nil
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		ctx, out := retry.WithOutcome(ctx)
+		start := time.Now()
+		resp, err := retry.New(inner, retry.Policy{Pace: true, Quotas: shared, Rand: constRand(0)}).RoundTrip(get(ctx, api))
+		if err != nil || resp.StatusCode != 503 || time.Since(start) != 0 {
+			t.Fatalf("RoundTrip = %v, %v after %v; want the 503 at once", resp, err, time.Since(start))
+		}
+		resp.Body.Close()
+		if !errors.Is(out.Stop, retry.ErrDeadline) || out.Attempts != 1 {
+			t.Errorf("outcome %+v; want stopped by the deadline after 1 attempt", out)
+		}
+		// Refused, the hold reserved nothing.
+		if h := shared.Hold("api.example.gov", "", start, time.Minute); h.Wait != 30*time.Second || h.Jitter != 0 {
+			t.Errorf("the next hold: %+v, want the 30s reset with nothing queued before it", h)
+		}
+	})
+}

@@ -21,6 +21,16 @@
 // [Policy.MaxRetryAfter] is not obeyed by sleeping: the call stops at once
 // with [ErrRetryAfter] and the response goes back to the caller, who decides.
 //
+// No wait is started that cannot end before the context's deadline: the
+// call stops at once with [ErrDeadline] (which errors.Is matches against
+// [context.DeadlineExceeded]) and the last response, or the last cause.
+//
+// With [Policy.Pace], every response's rate-limit fields are read
+// ([ParseQuota]: the IETF draft's RateLimit and RateLimit-Policy forms and
+// X-RateLimit-*), and a [Pacer] holds the requests that draw a spent quota
+// until its reset, spacing them at the announced rate. A 403 that says it is
+// a rate limit ([IsRateLimit]) is waited out like a 429.
+//
 // Only what a later attempt could survive is re-sent: statuses chosen by
 // [Policy.RetryStatus] ([GatewayStatus] or [AnyServerError]), and transport
 // failures that are transient by type (refused, reset, timeout, unexpected
@@ -39,8 +49,8 @@
 //
 // A [Budget] and the quotas [Policy.Pace] follows are this process's own by
 // default. A fleet of processes on one API key shares them through a store:
-// [Budget.Store] ([BudgetStore]) and [Policy.SharedQuota] ([QuotaStore]),
-// which the redisquota module implements on Redis. Permits are taken in
+// [Budget.Store] ([BudgetStore]) and a [SharedPacer] on a [QuotaLeaser] in
+// [Policy.Quotas], which the redisquota module implements on Redis. Permits are taken in
 // leases, so a store call serves many requests; every call has a short
 // deadline ([StoreTimeout]), and a store that fails or is slow is answered
 // from local state, never by failing or stalling a request.

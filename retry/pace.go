@@ -42,6 +42,18 @@ type Pacer struct {
 	swept   time.Time              // or a second after the last sweep
 }
 
+// A QuotaStore keeps the state of spent quotas for pacing: the in-process
+// [Pacer] by default, or a store that several processes share. Hold and
+// Observe are the calls of [Pacer], with its meaning; a store must answer
+// at once, and one that cannot reach its shared state answers from local
+// state rather than stall a request.
+type QuotaStore interface {
+	Hold(host, route string, now time.Time, limit time.Duration) PaceHold
+	Observe(host, route string, q Quota, sent, now time.Time)
+}
+
+var _ QuotaStore = (*Pacer)(nil)
+
 // PaceHold is a pacer's answer for one request.
 type PaceHold struct {
 	// Wait is how long the request must wait for its slot; 0: send now.

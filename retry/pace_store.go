@@ -19,7 +19,61 @@ const (
 	sharedQuotaIdle = time.Minute // a quota unused this long may be forgotten
 )
 
-// sharedQuotas is a Transport's view of its [QuotaStore]: per quota (a
+// A SharedPacer is a [QuotaStore] that paces every process using the same
+// [QuotaLeaser] as one client: each request takes a permit from a lease the
+// leaser granted, and what responses say about their quotas is told to it.
+// The process's own [Pacer] answers as well, and the later of the two holds
+// wins; while the leaser fails or is slow, the Pacer answers alone. Give one
+// SharedPacer to every transport of a process through [Policy.Quotas]; it
+// is safe for concurrent use.
+type SharedPacer struct {
+	Leaser QuotaLeaser
+
+	local  Pacer
+	shared sharedQuotas
+}
+
+var _ QuotaStore = (*SharedPacer)(nil)
+
+// Hold implements [QuotaStore].
+func (p *SharedPacer) Hold(host, route string, now time.Time, limit time.Duration) PaceHold {
+	h := p.local.Hold(host, route, now, limit)
+	if p.Leaser == nil || h.Refused {
+		return h
+	}
+	wait, spaced, ok := p.shared.hold(p.Leaser, host, route, now, limit)
+	switch {
+	case !ok || wait <= h.Wait:
+		return h
+	case wait > limit:
+		return PaceHold{Wait: wait, Refused: true}
+	}
+	sh := PaceHold{Wait: wait, Spaced: spaced}
+	if !spaced {
+		sh.Jitter = min(time.Second, wait/10)
+	}
+	return sh
+}
+
+// Observe implements [QuotaStore].
+func (p *SharedPacer) Observe(host, route string, q Quota, sent, now time.Time) {
+	p.local.Observe(host, route, q, sent, now)
+	if p.Leaser != nil {
+		p.shared.observe(p.Leaser, host, route, q, now)
+	}
+}
+
+// Release hands back the permits for now that no request has taken, so
+// the rest of the fleet can send them. A [Transport] calls it when its idle
+// connections are closed, as a program does when it is done; requests
+// after it simply take a new lease.
+func (p *SharedPacer) Release() {
+	if p.Leaser != nil {
+		p.shared.release(p.Leaser)
+	}
+}
+
+// sharedQuotas is a SharedPacer's view of its [QuotaLeaser]: per quota (a
 // host, and a name when the server named its quota), the lease in hand and
 // the latest report not yet sent.
 type sharedQuotas struct {
@@ -132,7 +186,7 @@ func (s *sharedQuotas) sweep(now time.Time) {
 // the latest, and whether that is a slot of a spaced release. A permit
 // further away than limit is handed back. ok is false when no quota is
 // shared or the store could not answer; the request is then paced locally.
-func (s *sharedQuotas) hold(store QuotaStore, host, route string, at time.Time, limit time.Duration) (wait time.Duration, spaced, ok bool) {
+func (s *sharedQuotas) hold(store QuotaLeaser, host, route string, at time.Time, limit time.Duration) (wait time.Duration, spaced, ok bool) {
 	for _, q := range s.drawn(host, route) {
 		w, sp, got := s.take(store, q, at, limit)
 		if got && (!ok || w > wait) {
@@ -143,7 +197,7 @@ func (s *sharedQuotas) hold(store QuotaStore, host, route string, at time.Time, 
 	return wait, spaced, ok
 }
 
-func (s *sharedQuotas) take(store QuotaStore, q *sharedQuota, at time.Time, limit time.Duration) (wait time.Duration, spaced, ok bool) {
+func (s *sharedQuotas) take(store QuotaLeaser, q *sharedQuota, at time.Time, limit time.Duration) (wait time.Duration, spaced, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if wait, spaced, ok := q.next(at, limit); ok {
@@ -185,7 +239,7 @@ func (q *sharedQuota) next(at time.Time, limit time.Duration) (wait time.Duratio
 // quota of host. A spent quota is told to the store at once, unless a call
 // for it is in flight, and the permits in hand meant for now are dropped:
 // they would only draw refusals.
-func (s *sharedQuotas) observe(store QuotaStore, host, route string, seen Quota, now time.Time) {
+func (s *sharedQuotas) observe(store QuotaLeaser, host, route string, seen Quota, now time.Time) {
 	q := s.entry(host, seen.Name, now)
 	if q == nil {
 		return
@@ -212,10 +266,7 @@ func (s *sharedQuotas) observe(store QuotaStore, host, route string, seen Quota,
 	}
 }
 
-// release hands back the permits for now that no request has taken, so
-// the rest of the fleet can send them; the Transport calls it when its idle
-// connections are closed, as a program does when it is done.
-func (s *sharedQuotas) release(store QuotaStore) {
+func (s *sharedQuotas) release(store QuotaLeaser) {
 	s.mu.Lock()
 	var qs []*sharedQuota
 	for _, hq := range s.hosts {
@@ -236,11 +287,11 @@ func (s *sharedQuotas) release(store QuotaStore) {
 }
 
 // call makes one store call under q.mu, sending the report not yet sent.
-func (s *sharedQuotas) call(store QuotaStore, q *sharedQuota, want int, now time.Time) (QuotaLease, bool) {
+func (s *sharedQuotas) call(store QuotaLeaser, q *sharedQuota, want int, now time.Time) (QuotaLease, bool) {
 	return s.callReturning(store, q, want, 0, 0, now)
 }
 
-func (s *sharedQuotas) callReturning(store QuotaStore, q *sharedQuota, want, returned int, epoch int64, now time.Time) (QuotaLease, bool) {
+func (s *sharedQuotas) callReturning(store QuotaLeaser, q *sharedQuota, want, returned int, epoch int64, now time.Time) (QuotaLease, bool) {
 	q.seenMu.Lock()
 	c := QuotaCall{Want: want, Observed: q.observed, Returned: returned, Epoch: epoch}
 	if c.Observed {

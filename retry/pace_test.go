@@ -3,6 +3,7 @@ package retry_test
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -181,4 +182,48 @@ func TestRoute(t *testing.T) {
 			t.Errorf("Route(%q) = %q, want %q", path, got, want)
 		}
 	}
+}
+
+// Two transports given one Pacer pace as one client: the second is held by
+// the quota the first spent, and neither is refused.
+func TestSharedPacerPacesTwoTransportsAsOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		remaining, windowEnd := 3, time.Now().Add(10*time.Second)
+		refused := 0
+		inner := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if now := time.Now(); !now.Before(windowEnd) {
+				remaining, windowEnd = 3, now.Add(10*time.Second)
+			}
+			if remaining == 0 {
+				refused++
+				return respond(r, 429, http.Header{"Ratelimit": {`r=0;t=` + strconv.Itoa(int(time.Until(windowEnd).Seconds()+0.999))}}, ""), nil
+			}
+			remaining--
+			reset := strconv.Itoa(int(time.Until(windowEnd).Seconds() + 0.999))
+			return respond(r, 200, http.Header{"Ratelimit": {"r=" + strconv.Itoa(remaining) + ";t=" + reset}}, ""), nil
+		})
+		shared := &retry.Pacer{}
+		a := retry.New(inner, retry.Policy{Pace: true, Quotas: shared})
+		b := retry.New(inner, retry.Policy{Pace: true, Quotas: shared})
+		for i := range 9 {
+			tr := a
+			if i%2 == 1 {
+				tr = b
+			}
+			resp, err := tr.RoundTrip(get(t.Context(), api))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("request %d: %d", i, resp.StatusCode)
+			}
+		}
+		if refused != 0 {
+			t.Errorf("%d requests refused; transports sharing a pacer should be held, not refused", refused)
+		}
+	})
 }

@@ -71,11 +71,10 @@ type Policy struct {
 	// Pace, when true, reads rate-limit headers and holds requests to a host
 	// whose quota is spent until its reset (bounded by MaxRetryAfter).
 	Pace bool
-	// SharedQuota, when set with Pace, paces every process using the store
-	// as one client: each request takes a permit from a lease the store
-	// granted, and the quotas responses report are told to the store. A
-	// store that fails or is slow leaves pacing to this process alone.
-	SharedQuota QuotaStore
+	// Quotas keeps the paced quotas (nil: a [Pacer] of the transport's
+	// own). Transports given one store pace as one client: a [*Pacer]
+	// shared in a process, or a store shared between processes.
+	Quotas QuotaStore
 
 	defaultMethods bool // Methods was nil: the idempotent set, checked without folding
 }

@@ -3,6 +3,7 @@ package retry
 import (
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,47 +46,95 @@ const maxQuotaLimit = 1 << 30
 // fields, and resets or windows beyond [MaxQuotaPeriod], are ignored; ok is
 // false when nothing usable was found. It allocates nothing.
 func ParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
+	f, found := lookupQuota(h)
+	if !found {
+		return Quota{Remaining: -1}, false
+	}
+	return parseQuota(f, now, nil)
+}
+
+// parseSplitFields reads a quota given in separate fields: remaining, and
+// the fields named reset, limit and resource (when not "").
+func parseSplitFields(h http.Header, remaining, reset, limit, resource string, now time.Time) Quota {
+	rem, found := parseCount(remaining)
+	if !found {
+		return Quota{Remaining: -1}
+	}
+	c := Quota{Remaining: rem}
+	c.Reset, c.ResetUnix = parseReset(firstOf(h[reset]), now)
+	if n, ok := parseCount(firstOf(h[limit])); ok && n > 0 && n <= maxQuotaLimit {
+		c.Limit = n
+	}
+	if resource != "" {
+		c.Name = trimOWS(firstOf(h[resource]))
+	}
+	return c
+}
+
+// quotaFields are the fields that say a response carries a quota, looked
+// up once; the rest are looked up only when these are there.
+type quotaFields struct {
+	h                                http.Header
+	rateLimit, remaining, xRemaining []string
+}
+
+func lookupQuota(h http.Header) (f quotaFields, found bool) {
+	f = quotaFields{h, h["Ratelimit"], h["Ratelimit-Remaining"], h["X-Ratelimit-Remaining"]}
+	return f, f.rateLimit != nil || f.remaining != nil || f.xRemaining != nil
+}
+
+func firstOf(v []string) string {
+	if len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// policyCache keeps the last RateLimit-Policy read: a server sends the same
+// one on every response, so it is parsed once, not on every response.
+type policyCache struct{ last atomic.Pointer[cachedPolicy] }
+
+type cachedPolicy struct {
+	value, name string
+	said, limit int64
+	window      time.Duration
+}
+
+func (c *policyCache) parse(values []string, name string, said int64) (int64, time.Duration) {
+	if c == nil || len(values) != 1 {
+		return parsePolicy(values, name, said)
+	}
+	if p := c.last.Load(); p != nil && p.value == values[0] && p.name == name && p.said == said {
+		return p.limit, p.window
+	}
+	limit, window := parsePolicy(values, name, said)
+	c.last.Store(&cachedPolicy{value: values[0], name: name, said: said, limit: limit, window: window})
+	return limit, window
+}
+
+func parseQuota(f quotaFields, now time.Time, policies *policyCache) (q Quota, ok bool) {
+	h := f.h
 	var best quotaPick
-	for _, v := range h["Ratelimit"] {
+	for _, v := range f.rateLimit {
 		sep := byte(';')
 		if strings.IndexByte(v, ';') < 0 {
 			sep = ',' // the older `limit=100, remaining=0, reset=30`: one quota
 		}
-		for rest := v; rest != ""; {
-			var item string
-			if sep == ';' {
-				item, rest = nextListItem(rest)
-			} else {
-				item, rest = rest, ""
-			}
-			if c, found := parseRateLimitItem(item, sep); found {
-				best.consider(c)
-			}
-		}
+		parseRateLimit(v, sep, &best)
 	}
-	for _, f := range [...]struct{ remaining, reset, limit, name string }{
-		{"Ratelimit-Remaining", "Ratelimit-Reset", "Ratelimit-Limit", ""},
-		{"X-Ratelimit-Remaining", "X-Ratelimit-Reset", "X-Ratelimit-Limit", "X-Ratelimit-Resource"},
-	} {
-		rem, found := parseCount(first(h, f.remaining))
-		if !found {
-			continue
-		}
-		c := Quota{Remaining: rem}
-		c.Reset, c.ResetUnix = parseReset(first(h, f.reset), now)
-		if n, ok := parseCount(first(h, f.limit)); ok && n > 0 && n <= maxQuotaLimit {
-			c.Limit = n
-		}
-		if f.name != "" {
-			c.Name = trimOWS(first(h, f.name))
-		}
-		best.consider(c)
+	if len(f.remaining) > 0 {
+		best.consider(parseSplitFields(h, f.remaining[0], "Ratelimit-Reset", "Ratelimit-Limit", "", now))
+	}
+	if len(f.xRemaining) > 0 {
+		best.consider(parseSplitFields(h, f.xRemaining[0], "X-Ratelimit-Reset", "X-Ratelimit-Limit", "X-Ratelimit-Resource", now))
 	}
 	if !best.ok {
 		return Quota{Remaining: -1}, false
 	}
-	if limit, window := parsePolicy(h["Ratelimit-Policy"], best.q.Name, best.q.Limit); limit > 0 {
-		best.q.Limit, best.q.Window = limit, window
+	if values := h["Ratelimit-Policy"]; len(values) > 0 {
+		if limit, window := policies.parse(values, best.q.Name, best.q.Limit); limit > 0 {
+			best.q.Limit, best.q.Window = limit, window
+		}
 	}
 	return best.q, true
 }
@@ -104,13 +153,6 @@ func (p *quotaPick) consider(c Quota) {
 	}
 }
 
-func first(h http.Header, key string) string {
-	if v := h[key]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
-
 // parsePolicy reads the quota of RateLimit-Policy fields: the item named
 // name when the quota has one; else, when the quota said its limit, an item
 // of that limit (a policy of another limit belongs to another limiter whose
@@ -119,113 +161,184 @@ func first(h http.Header, key string) string {
 // `100;w=60`.
 func parsePolicy(values []string, name string, said int64) (limit int64, window time.Duration) {
 	for _, v := range values {
-		for rest := v; rest != ""; {
-			var item string
-			item, rest = nextListItem(rest)
-			itemName, q, w := parsePolicyItem(item)
-			if q <= 0 || w <= 0 {
-				continue
-			}
-			if name != "" || said > 0 {
-				if (name != "" && itemName == name) || (name == "" && q == said) {
-					return q, w
+		var itemName string
+		var q int64
+		var w time.Duration
+		member := 0
+		for i := 0; i < len(v); member++ {
+			var m qmember
+			m, i = scanMember(v, i, ';')
+			n, valid := parseCount(m.val)
+			switch {
+			case !m.hasVal:
+				if member == 0 {
+					if n, valid := parseCount(m.key); valid {
+						q = n // the earlier draft: the quota itself comes first
+					} else {
+						itemName = unquote(m.key)
+					}
 				}
+			case !valid || n <= 0:
+			case isKey(m.key, "q"):
+				q = n
+			case isKey(m.key, "w"):
+				w = seconds(n)
+			}
+			if !m.itemEnd {
 				continue
 			}
-			if limit == 0 || float64(q)/w.Seconds() < float64(limit)/window.Seconds() {
-				limit, window = q, w
+			if q > 0 && w > 0 && q <= maxQuotaLimit && w <= MaxQuotaPeriod {
+				switch {
+				case name != "" || said > 0:
+					if (name != "" && itemName == name) || (name == "" && q == said) {
+						return q, w
+					}
+				case limit == 0 || float64(q)/w.Seconds() < float64(limit)/window.Seconds():
+					limit, window = q, w
+				}
 			}
+			itemName, q, w, member = "", 0, 0, -1
 		}
 	}
 	return limit, window
 }
 
-func parsePolicyItem(item string) (name string, q int64, w time.Duration) {
-	for i, rest := 0, item; rest != ""; i++ {
-		var part string
-		part, rest = cutByte(rest, ';')
-		part = trimOWS(part)
-		k, val, found := strings.Cut(part, "=")
-		if !found {
-			if i == 0 {
-				if n, ok := parseCount(part); ok {
-					q = n // the earlier draft: the quota itself comes first
-				} else {
-					name = unquote(part)
-				}
+// parseRateLimit reads the quotas of one RateLimit field value, members
+// separated by sep and list items by ',', into best. It reads each byte
+// once and allocates nothing: it runs on every response.
+func parseRateLimit(v string, sep byte, best *quotaPick) {
+	n := len(v)
+	c, first := Quota{Remaining: -1}, true
+	for i := 0; i < n; {
+		for i < n && (v[i] == ' ' || v[i] == '\t') {
+			i++
+		}
+		ks := i
+		if i < n && v[i] == '"' { // a quoted name may hold any separator
+			if j := strings.IndexByte(v[i+1:], '"'); j >= 0 {
+				i += j + 2
+			} else {
+				i = n
 			}
-			continue
 		}
-		n, ok := parseCount(val)
-		if !ok || n <= 0 {
-			continue
+		for i < n && v[i] != '=' && v[i] != sep && v[i] != ',' {
+			i++
 		}
-		switch {
-		case strings.EqualFold(trimOWS(k), "q"):
-			q = n
-		case strings.EqualFold(trimOWS(k), "w"):
-			w = seconds(n)
+		ke := min(i, n)
+		for ke > ks && (v[ke-1] == ' ' || v[ke-1] == '\t') {
+			ke--
 		}
-	}
-	if q > maxQuotaLimit || w > MaxQuotaPeriod {
-		return name, 0, 0
-	}
-	return name, q, w
-}
-
-// parseRateLimitItem reads one member of a RateLimit field: either the
-// structured form with r= and t= parameters (separated by ';'), or the older
-// key=value form (separated by ',').
-func parseRateLimitItem(item string, sep byte) (q Quota, ok bool) {
-	q.Remaining = -1
-	for i, rest := 0, item; rest != ""; i++ {
-		var part string
-		part, rest = cutByte(rest, sep)
-		part = trimOWS(part)
-		k, v, found := strings.Cut(part, "=")
-		if !found {
-			if i == 0 {
-				q.Name = unquote(part)
-			}
-			continue
-		}
-		n, valid := parseCount(v)
-		if !valid {
-			continue
-		}
-		switch k = trimOWS(k); {
-		case strings.EqualFold(k, "r") || strings.EqualFold(k, "remaining"):
-			q.Remaining, ok = n, true
-		case strings.EqualFold(k, "t") || strings.EqualFold(k, "reset"):
-			if d := seconds(n); d <= MaxQuotaPeriod {
-				q.Reset = d
-			}
-		case strings.EqualFold(k, "limit") && n > 0 && n <= maxQuotaLimit:
-			q.Limit = n
-		}
-	}
-	return q, ok
-}
-
-// nextListItem returns the first member of a comma-separated list and the
-// rest, splitting outside quoted strings only.
-func nextListItem(v string) (item, rest string) {
-	quoted := false
-	for i := 0; i < len(v); i++ {
-		switch v[i] {
-		case '"':
-			quoted = !quoted
-		case '\\':
-			if quoted {
+		if i < n && v[i] == '=' {
+			i++
+			for i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == '"') {
 				i++
 			}
-		case ',':
-			if !quoted {
-				return v[:i], v[i+1:]
+			var num int64
+			digits := 0
+			for ; i < n && v[i] >= '0' && v[i] <= '9'; i++ {
+				if digits < 18 {
+					num = num*10 + int64(v[i]-'0')
+				}
+				digits++
 			}
+			valid := digits > 0 && digits <= 18
+			for ; i < n && v[i] != sep && v[i] != ','; i++ {
+				if b := v[i]; b != ' ' && b != '\t' && b != '"' {
+					valid = false
+				}
+			}
+			if valid {
+				c.apply(v[ks:ke], num)
+			}
+		} else if first {
+			c.Name = unquote(v[ks:ke])
+		}
+		first = false
+		end := i >= n || (sep == ';' && v[i] == ',')
+		i++
+		if end {
+			best.consider(c)
+			c, first = Quota{Remaining: -1}, true
 		}
 	}
-	return v, ""
+}
+
+// apply sets the member key=n of a RateLimit item.
+func (c *Quota) apply(key string, n int64) {
+	switch {
+	case isKey(key, "r") || isKey(key, "remaining"):
+		c.Remaining = n
+	case isKey(key, "t") || isKey(key, "reset"):
+		if d := seconds(n); d <= MaxQuotaPeriod {
+			c.Reset = d
+		}
+	case isKey(key, "limit"):
+		if n > 0 && n <= maxQuotaLimit {
+			c.Limit = n
+		}
+	}
+}
+
+// qmember is one member of a RateLimit or RateLimit-Policy field: a key,
+// with a value when it has one ("r=5"), or a bare name or number.
+type qmember struct {
+	key, val string
+	hasVal   bool
+	itemEnd  bool // the member ends its list item
+}
+
+// scanMember reads the member of v at i, members being separated by sep
+// and list items by ',' (outside a quoted name), and returns it with the
+// index after it. It allocates nothing and reads each byte once: it runs on
+// every response.
+func scanMember(v string, i int, sep byte) (m qmember, next int) {
+	n := len(v)
+	for i < n && (v[i] == ' ' || v[i] == '\t') {
+		i++
+	}
+	start := i
+	if i < n && v[i] == '"' { // a quoted name may hold any separator
+		i++
+		for i < n && v[i] != '"' {
+			if v[i] == '\\' {
+				i++
+			}
+			i++
+		}
+	}
+	for i < n {
+		if c := v[i]; c == '=' || c == sep || c == ',' {
+			break
+		}
+		i++
+	}
+	m.key = trimOWS(v[start:min(i, n)])
+	if i < n && v[i] == '=' {
+		i++
+		start = i
+		for i < n {
+			if c := v[i]; c == sep || c == ',' {
+				break
+			}
+			i++
+		}
+		m.val, m.hasVal = trimOWS(v[start:i]), true
+	}
+	m.itemEnd = i >= n || (sep == ';' && v[i] == ',')
+	return m, i + 1
+}
+
+// isKey reports whether key is want, ignoring ASCII case; want is lower case.
+func isKey(key, want string) bool {
+	if len(key) != len(want) {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i]|0x20 != want[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func cutByte(s string, sep byte) (before, after string) {
@@ -235,7 +348,16 @@ func cutByte(s string, sep byte) (before, after string) {
 	return s, ""
 }
 
-func trimOWS(s string) string { return strings.Trim(s, " \t") }
+// trimOWS trims optional white space (spaces and tabs) from both ends.
+func trimOWS(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
 
 func unquote(s string) string {
 	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
@@ -296,7 +418,7 @@ func parseReset(v string, now time.Time) (d time.Duration, unix bool) {
 		if n > 1e12 {
 			return 0, false
 		}
-		d, unix = max(time.Unix(n, int64(f)).Sub(now), 0), frac == ""
+		d, unix = max(time.Duration(n)*time.Second+f-time.Duration(now.UnixNano()), 0), frac == ""
 	} else {
 		d = time.Duration(n)*time.Second + f
 	}
@@ -304,14 +426,4 @@ func parseReset(v string, now time.Time) (d time.Duration, unix bool) {
 		return 0, false
 	}
 	return d, unix
-}
-
-// hasQuotaFields is a cheap check before parsing.
-func hasQuotaFields(h http.Header) bool {
-	for _, k := range [...]string{"Ratelimit", "Ratelimit-Remaining", "X-Ratelimit-Remaining"} {
-		if _, ok := h[k]; ok {
-			return true
-		}
-	}
-	return false
 }

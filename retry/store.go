@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// StoreTimeout bounds every call to a [BudgetStore] or [QuotaStore]: long
+// StoreTimeout bounds every call to a [BudgetStore] or [QuotaLeaser]: long
 // enough for a few round trips on a local network on a busy machine, short
 // enough that a store gone slow costs a request no more than a DNS lookup
 // (ADR 203). A call that fails or runs out of time is answered from local
@@ -47,22 +47,22 @@ type BudgetLease struct {
 	TTL     time.Duration
 }
 
-// A QuotaStore keeps rate-limit quotas where several processes can reach
-// them, so a fleet on one API key paces as one client. Quotas are named by
-// key (the host, or the host and the quota's name); the store decides when
-// each request may be sent, on its own clock, and hands out permits in
-// leases so a process does not pay a round trip per request. What a
-// response said travels with the next call, its age measured by the caller,
-// so no two clocks have to agree.
+// A QuotaLeaser keeps rate-limit quotas where several processes can reach
+// them, so a fleet on one API key paces as one client ([SharedPacer]).
+// Quotas are named by key (the host, or the host and the quota's name); the
+// leaser decides when each request may be sent, on its own clock, and hands
+// out permits in leases so a process does not pay a round trip per request.
+// What a response said travels with the next call, its age measured by the
+// caller, so no two clocks have to agree.
 //
 // Implementations must honour ctx's deadline and be safe for concurrent use.
-// An error means "answer locally": requests are then paced by the in-process
-// [Pacer] alone until the store answers again.
-type QuotaStore interface {
+// An error means "answer locally": requests are then paced by the
+// process's own [Pacer] alone until the leaser answers again.
+type QuotaLeaser interface {
 	TakeQuota(ctx context.Context, key string, c QuotaCall) (QuotaLease, error)
 }
 
-// QuotaCall is one call to a [QuotaStore]: permits wanted (0: only record
+// QuotaCall is one call to a [QuotaLeaser]: permits wanted (0: only record
 // what was seen), when Observed the latest quota a response reported, seen
 // Age before the call, and permits handed back.
 type QuotaCall struct {

@@ -176,7 +176,7 @@ func TestSharedQuotaLeases(t *testing.T) {
 			remaining = max(remaining-10, 0)
 			return respond(r, 200, h, "ok"), nil
 		})
-		tr := retry.New(next, retry.Policy{Pace: true, SharedQuota: store, Rand: func() float64 { return 0 }})
+		tr := retry.New(next, retry.Policy{Pace: true, Quotas: &retry.SharedPacer{Leaser: store}, Rand: func() float64 { return 0 }})
 		for range 10 {
 			mustGet(t, tr, "http://api.test/x")
 		}
@@ -213,7 +213,7 @@ func TestSharedQuotaDegrades(t *testing.T) {
 			h.Set("X-RateLimit-Reset", "60")
 			return respond(r, 200, h, "ok"), nil
 		})
-		tr := retry.New(next, retry.Policy{Pace: true, SharedQuota: store})
+		tr := retry.New(next, retry.Policy{Pace: true, Quotas: &retry.SharedPacer{Leaser: store}})
 		start := time.Now()
 		for range 50 {
 			mustGet(t, tr, "http://api.test/x")
@@ -244,7 +244,7 @@ func TestSharedQuotaOnlyForHostsWithAQuota(t *testing.T) {
 		return retry.QuotaLease{Count: 20, TTL: time.Second}, nil
 	})
 	next := roundTripFunc(func(r *http.Request) (*http.Response, error) { return respond(r, 200, nil, "ok"), nil })
-	tr := retry.New(next, retry.Policy{Pace: true, SharedQuota: store})
+	tr := retry.New(next, retry.Policy{Pace: true, Quotas: &retry.SharedPacer{Leaser: store}})
 	for range 50 {
 		mustGet(t, tr, "http://api.test/x")
 	}

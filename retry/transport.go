@@ -17,12 +17,12 @@ import (
 // safe for concurrent use, and cheap on the success path: no allocation
 // beyond the wrapped transport's, about a hundred nanoseconds.
 type Transport struct {
-	next    http.RoundTripper
-	raw     Policy // as given, for overrides
-	policy  Policy // with defaults
-	invalid error
-	pacer   Pacer
-	shared  sharedQuotas
+	next     http.RoundTripper
+	raw      Policy // as given, for overrides
+	policy   Policy // with defaults
+	invalid  error
+	pacer    Pacer
+	policies policyCache // the last RateLimit-Policy read
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -47,12 +47,12 @@ func (t *Transport) Policy() Policy { return t.raw }
 func (t *Transport) Next() http.RoundTripper { return t.next }
 
 // CloseIdleConnections closes the wrapped transport's idle connections.
-// With [Policy.SharedQuota], it first hands back to the store the permits
-// for now that no request took, so a program that is done leaves them to
-// the rest of its fleet.
+// When [Policy.Quotas] is shared with other processes ([SharedPacer]), it
+// first hands back the permits for now that no request took, so a program
+// that is done leaves them to the rest of its fleet.
 func (t *Transport) CloseIdleConnections() {
-	if t.policy.SharedQuota != nil {
-		t.shared.release(t.policy.SharedQuota)
+	if r, ok := t.policy.Quotas.(interface{ Release() }); ok {
+		r.Release()
 	}
 	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
@@ -180,7 +180,7 @@ func (c *call) run() (*http.Response, error) {
 			if err := gate.Acquire(c.ctx, 1); err != nil {
 				cancelAttempt(cancel)
 				closeRequestBody(areq)
-				return nil, c.canceled(attempt-1, false)
+				return nil, c.canceled(attempt-1, attempt > 1) // queued for a re-send: still waiting out the last failure
 			}
 			c.tracker.Credit(time.Since(queued))
 		}
@@ -315,8 +315,7 @@ func (c *call) run() (*http.Response, error) {
 			if hasDeadline {
 				limit = min(limit, left-wait)
 			}
-			h := c.t.pacer.Hold(host, route, now.Add(wait), limit)
-			h = c.sharedHold(h, host, route, now.Add(wait), limit)
+			h := c.quotas().Hold(host, route, now.Add(wait), limit)
 			switch {
 			case h.Refused && h.Wait > p.MaxRetryAfter:
 				stop = ErrRateLimited
@@ -491,22 +490,20 @@ func (c *call) lastStatus() int {
 // observeQuota reads resp's rate-limit fields, feeds the pacer and reports
 // them.
 func (c *call) observeQuota(resp *http.Response, route string, sent time.Time) (Quota, bool) {
-	if !hasQuotaFields(resp.Header) {
+	f, found := lookupQuota(resp.Header)
+	if !found {
 		return Quota{}, false
 	}
 	now := time.Now()
-	q, ok := ParseQuota(resp.Header, now)
+	q, ok := parseQuota(f, now, &c.t.policies)
 	if !ok {
 		return q, false
 	}
 	if c.p.Pace {
-		c.t.pacer.Observe(c.req.URL.Host, route, q, sent, now)
-		if c.p.SharedQuota != nil {
-			c.t.shared.observe(c.p.SharedQuota, c.req.URL.Host, route, q, now)
-		}
+		c.quotas().Observe(c.req.URL.Host, route, q, sent, now)
 	}
 	if c.p.Reporter != nil {
-		c.emit(progress.Event{Kind: progress.QuotaSeen, Status: resp.StatusCode, Remaining: q.Remaining, Reset: q.Reset})
+		c.emit(progress.Event{Kind: progress.QuotaSeen, Time: now, Status: resp.StatusCode, Remaining: q.Remaining, Reset: q.Reset})
 	}
 	return q, true
 }
@@ -535,6 +532,15 @@ func newIdempotencyKey() string {
 	return hex.EncodeToString(b[:])
 }
 
+// quotas is where the call's quotas are kept: the policy's store, or the
+// transport's own pacer.
+func (c *call) quotas() QuotaStore {
+	if c.p.Quotas != nil {
+		return c.p.Quotas
+	}
+	return &c.t.pacer
+}
+
 // left returns the time until the context's deadline, if it has one.
 func (c *call) left(now time.Time) (time.Duration, bool) {
 	d, ok := c.ctx.Deadline()
@@ -555,8 +561,7 @@ func (c *call) paceFirst(host, route string) error {
 	if hasDeadline {
 		limit = min(limit, left)
 	}
-	h := c.t.pacer.Hold(host, route, now, limit)
-	h = c.sharedHold(h, host, route, now, limit)
+	h := c.quotas().Hold(host, route, now, limit)
 	if h.Wait == 0 {
 		return nil
 	}
@@ -584,27 +589,6 @@ func (c *call) paceFirst(host, route string) error {
 	return nil
 }
 
-// sharedHold takes the request's permit from the fleet's quotas, when the
-// policy shares them, and returns the later of that and the local hold h.
-// A store that cannot answer leaves h as it is.
-func (c *call) sharedHold(h PaceHold, host, route string, at time.Time, limit time.Duration) PaceHold {
-	if c.p.SharedQuota == nil || h.Refused {
-		return h
-	}
-	wait, spaced, ok := c.t.shared.hold(c.p.SharedQuota, host, route, at, limit)
-	switch {
-	case !ok || wait <= h.Wait:
-		return h
-	case wait > limit:
-		return PaceHold{Wait: wait, Refused: true}
-	}
-	sh := PaceHold{Wait: wait, Spaced: spaced}
-	if !spaced {
-		sh.Jitter = min(time.Second, wait/10)
-	}
-	return sh
-}
-
 // holdWait is a pacing hold with its jitter, which never takes the wait past
 // limit.
 func (c *call) holdWait(h PaceHold, limit time.Duration) time.Duration {
@@ -616,9 +600,6 @@ func (c *call) holdWait(h PaceHold, limit time.Duration) time.Duration {
 func rateLimit403(h http.Header) bool {
 	if _, ok := h["Retry-After"]; ok {
 		return true
-	}
-	if !hasQuotaFields(h) {
-		return false
 	}
 	q, ok := ParseQuota(h, time.Now())
 	return ok && q.Remaining == 0

@@ -133,13 +133,15 @@ pages, attempts, retries by cause, time spent waiting by reason.`,
 			var wg sync.WaitGroup
 			for i := range fleet {
 				// Each harvester is its own client, as a process of a fleet
-				// would be: its own transport, pacer and local budget.
+				// would be: its own transport, pacer and local budget, and
+				// with a shared store its own view of it.
 				p := policy
 				if shared == nil {
 					p.Budget = nil // as the lone demo: no budget
 				} else {
 					b := policy.Budget
 					p.Budget = &retry.Budget{Ratio: b.Ratio, MinPerSecond: b.MinPerSecond, MaxTokens: b.MaxTokens, Store: b.Store}
+					p.Quotas = &retry.SharedPacer{Leaser: shared.quota}
 				}
 				wg.Go(func() { runs[i], errs[i] = h.run(cmd, p, nil, "", rows) })
 			}

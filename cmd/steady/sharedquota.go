@@ -22,8 +22,10 @@ const envSharedQuota = config.DefaultPrefix + "_SHARED_QUOTA"
 // and one set of quotas for every process that names it.
 type sharedStore struct {
 	budget retry.BudgetStore
-	quota  retry.QuotaStore
+	quota  retry.QuotaLeaser
 	close  func() error
+
+	pacer *retry.SharedPacer // this process's, made on first use
 }
 
 // sharedStoreOpener opens raw; warn is to be called when the store stops
@@ -90,7 +92,10 @@ func (s *sharedStore) share(policy retry.Policy) retry.Policy {
 	if s == nil {
 		return policy
 	}
-	policy.SharedQuota = s.quota
+	if s.pacer == nil {
+		s.pacer = &retry.SharedPacer{Leaser: s.quota}
+	}
+	policy.Quotas = s.pacer
 	if policy.Budget == nil {
 		policy.Budget = &retry.Budget{}
 	}

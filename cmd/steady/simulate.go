@@ -60,7 +60,7 @@ succeeded. --plot writes the load on the service over time as an SVG chart.`,
 				if err != nil {
 					return &usageError{err: err}
 				}
-				fmt.Fprintf(w, "Contention: N clients, one optimistic write each to one row (mean of %d trials, seed %d)\n\n", max(trials, 0), seed)
+				fmt.Fprintf(w, "Contention: N clients, one optimistic write each to one row (mean of %d trials, seed %d)\n\n", shownTrials(trials), seed)
 				if err := simulate.WriteContentionTable(w, rows); err != nil {
 					return err
 				}
@@ -98,4 +98,13 @@ succeeded. --plot writes the load on the service over time as an SVG chart.`,
 	f.IntVar(&clients, "clients", 0, "outage clients (0: 1,000)")
 	f.BoolVar(&force, "force", false, "replace an existing chart file")
 	return cmd
+}
+
+// shownTrials is the number of contention trials a run averages: 0 means
+// the default.
+func shownTrials(n int) int {
+	if n <= 0 {
+		return simulate.DefaultContentionTrials
+	}
+	return n
 }

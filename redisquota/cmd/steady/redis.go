@@ -8,11 +8,20 @@ package main
 import (
 	"context"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/steadyhttp/steady/redisquota"
 	"github.com/steadyhttp/steady/retry"
 )
 
+// quiet drops the Redis client's own log lines: the command says once,
+// in its own words, when the store is lost and when it is back.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
 func init() {
+	redis.SetLogger(quiet{})
 	open := func(raw string, warn func(error)) (*sharedStore, error) {
 		s, c, err := redisquota.Open(raw)
 		if err != nil {
