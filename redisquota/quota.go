@@ -27,18 +27,20 @@ import (
 // reset when the quota is not known.
 //
 // KEYS[1] quota hash; ARGV want, observed, remaining, reset ms, limit,
-// window ms, age ms, permits returned, their window. Reply: count, start ms,
+// window ms, age ms, permits returned, their window, requests sent
+// unleased. Reply: count, start ms,
 // interval ms, TTL ms, window.
 var quotaScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local TOL = 1100
 local want = tonumber(ARGV[1])
-local s = redis.call('HMGET', KEYS[1], 'rem', 'reset', 'lim', 'win', 'ahead', 'estl', 'estw', 'wid')
+local s = redis.call('HMGET', KEYS[1], 'rem', 'reset', 'lim', 'win', 'ahead', 'estl', 'estw', 'wid', 'r0')
 local rem, reset = tonumber(s[1]), tonumber(s[2])
 local lim, win, ahead = tonumber(s[3]) or 0, tonumber(s[4]) or 0, tonumber(s[5]) or 0
 local estl, estw = s[6] ~= '0', s[7] ~= '0'
 local wid = tonumber(s[8]) or 0
+local r0 = tonumber(s[9]) or 0
 if rem == nil or reset == nil then rem, reset = nil, nil end
 
 if reset ~= nil and now >= reset then
@@ -70,7 +72,7 @@ if ARGV[2] == '1' then
     local opener = lim > 0 and win > 0 and not estl and not estw and r == lim - 1
     if opener then rs = math.min(rs, now - age + win) end
     if reset == nil then
-      rem, reset, wid = r, rs, wid + 1
+      rem, reset, wid, r0 = r, rs, wid + 1, r
     elseif math.abs(rs - reset) <= TOL then
       rem = math.min(rem, r)
       if opener then reset = rs end
@@ -78,9 +80,17 @@ if ARGV[2] == '1' then
       if estw and (win == 0 or rs - reset < win) then
         win = rs - reset
       end
-      rem, reset, ahead, wid = math.max(r - ahead, 0), rs, 0, wid + 1
+      rem, reset, ahead, wid, r0 = math.max(r - ahead, 0), rs, 0, wid + 1, r
     end
   end
+end
+
+-- A process that sent requests before it knew of the quota, and whose
+-- answer came after the one the window's count rests on, sent them
+-- uncounted there.
+local unl = tonumber(ARGV[10])
+if unl > 0 and reset ~= nil and ARGV[2] == '1' and tonumber(ARGV[3]) < r0 then
+  rem = math.max(rem - unl, 0)
 end
 
 local ret, epoch = tonumber(ARGV[8]), tonumber(ARGV[9])
@@ -117,7 +127,7 @@ else
   redis.call('HSET', KEYS[1], 'rem', tostring(math.floor(rem)), 'reset', tostring(math.floor(reset)))
 end
 redis.call('HSET', KEYS[1], 'lim', tostring(math.floor(lim)), 'win', tostring(math.floor(win)), 'ahead', tostring(math.floor(ahead)),
-  'estl', estl and '1' or '0', 'estw', estw and '1' or '0', 'wid', tostring(math.floor(wid)))
+  'estl', estl and '1' or '0', 'estw', estw and '1' or '0', 'wid', tostring(math.floor(wid)), 'r0', tostring(math.floor(r0)))
 local keep = 120000
 if reset ~= nil then keep = keep + math.max(reset - now, 0) end
 if lim > 0 then keep = keep + math.ceil(ahead / lim) * win end
@@ -134,7 +144,7 @@ func (s *Store) TakeQuota(ctx context.Context, key string, c retry.QuotaCall) (r
 	q := c.Seen
 	v, err := s.run(ctx, quotaScript, []string{s.quotaKey(key)},
 		max(c.Want, 0), observed, max(q.Remaining, 0), max(millis(q.Reset), 0),
-		max(q.Limit, 0), max(millis(q.Window), 0), max(millis(c.Age), 0), max(c.Returned, 0), c.Epoch)
+		max(q.Limit, 0), max(millis(q.Window), 0), max(millis(c.Age), 0), max(c.Returned, 0), c.Epoch, max(c.Unleased, 0))
 	if err != nil {
 		return retry.QuotaLease{}, err
 	}

@@ -81,6 +81,10 @@ type sharedQuotas struct {
 	mu    sync.Mutex
 	hosts map[string][]*sharedQuota
 	count int
+	// unleased counts, per host no response has shown a quota for yet,
+	// the requests sent without a permit; the host's first quota reports
+	// them (QuotaCall.Unleased).
+	unleased map[string]int
 }
 
 type sharedQuota struct {
@@ -97,6 +101,7 @@ type sharedQuota struct {
 	seenAt   time.Time
 	observed bool
 	lastUse  time.Time
+	unleased int      // requests sent before the quota was known, to report
 	routes   []string // for a named quota, the routes that drew it
 	all      bool     // too many routes to list: it draws every request
 }
@@ -121,6 +126,15 @@ func (q *sharedQuota) draws(route string) bool {
 func (s *sharedQuotas) drawn(host, route string) []*sharedQuota {
 	s.mu.Lock()
 	qs := s.hosts[host]
+	if len(qs) == 0 {
+		if s.unleased == nil {
+			s.unleased = make(map[string]int)
+		}
+		if len(s.unleased) >= maxSharedQuotas {
+			clear(s.unleased) // counts lost: a little more quota spent, nothing else
+		}
+		s.unleased[host]++
+	}
 	s.mu.Unlock()
 	var out []*sharedQuota
 	for _, q := range qs {
@@ -155,6 +169,10 @@ func (s *sharedQuotas) entry(host, name string, now time.Time) *sharedQuota {
 		key = host + "\x00" + name
 	}
 	q := &sharedQuota{key: strings.Clone(key), name: strings.Clone(name), lastUse: now}
+	if len(s.hosts[host]) == 0 {
+		q.unleased = s.unleased[host]
+		delete(s.unleased, host)
+	}
 	s.hosts[strings.Clone(host)] = append(s.hosts[host], q)
 	s.count++
 	return q
@@ -293,22 +311,23 @@ func (s *sharedQuotas) call(store QuotaLeaser, q *sharedQuota, want int, now tim
 
 func (s *sharedQuotas) callReturning(store QuotaLeaser, q *sharedQuota, want, returned int, epoch int64, now time.Time) (QuotaLease, bool) {
 	q.seenMu.Lock()
-	c := QuotaCall{Want: want, Observed: q.observed, Returned: returned, Epoch: epoch}
+	c := QuotaCall{Want: want, Observed: q.observed, Returned: returned, Epoch: epoch, Unleased: q.unleased}
 	if c.Observed {
 		c.Seen, c.Age = q.seen, max(now.Sub(q.seenAt), 0)
 	}
-	q.observed, q.lastUse = false, now
+	q.observed, q.unleased, q.lastUse = false, 0, now
 	q.seenMu.Unlock()
 	ctx, cancel := storeContext(context.Background())
 	lease, err := store.TakeQuota(ctx, q.key, c)
 	cancel()
 	s.guard.result(err, now)
 	if err != nil {
+		q.seenMu.Lock()
 		if c.Observed {
-			q.seenMu.Lock()
 			q.observed = true // nothing newer may have come: send it next time
-			q.seenMu.Unlock()
 		}
+		q.unleased += c.Unleased
+		q.seenMu.Unlock()
 		return QuotaLease{}, false
 	}
 	lease.Count = min(max(lease.Count, 0), max(want, 0))

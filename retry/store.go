@@ -75,6 +75,10 @@ type QuotaCall struct {
 	// will not send.
 	Returned int
 	Epoch    int64
+	// Unleased counts the requests this process sent to the quota's host
+	// before it knew of the quota, so without a permit: a fleet that
+	// starts together sends them all before any answer says what remains.
+	Unleased int
 }
 
 // QuotaLease is a batch of permits: permit i (from 0) may be used from
