@@ -36,10 +36,10 @@ type Pacer struct {
 	horizon atomic.Int64 // Unix ns after which no state holds anything
 	mu      sync.Mutex
 	hosts   map[string][]*quotaState
-	opened  map[quotaKey]time.Time // the reset each window's first response implies
-	count   int                    // states, under mu
-	sweepAt int                    // sweep expired states when count reaches it,
-	swept   time.Time              // or a second after the last sweep
+	opened  map[quotaKey]*opening // what each window's first response implies
+	count   int                   // states, under mu
+	sweepAt int                   // sweep expired states when count reaches it,
+	swept   time.Time             // or a second after the last sweep
 }
 
 // A QuotaStore keeps the state of spent quotas for pacing: the in-process
@@ -93,6 +93,13 @@ type quotaState struct {
 const maxRoutes = 8
 
 type quotaKey struct{ host, name string }
+
+// opening is what the response that opened a quota's window implies.
+type opening struct {
+	at     time.Time     // the reset: zero once a spent quota used it
+	window time.Duration // a window of whole seconds, learnt from a Unix-second reset; 0: not known
+	seen   time.Time     // forgotten MaxHold and a window after
+}
 
 // draws reports whether a request on route draws the quota.
 func (s *quotaState) draws(route string) bool {
@@ -255,11 +262,11 @@ func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
 	}
 	until := now.Add(q.Reset)
 	key := quotaKey{host, q.Name}
-	if at, ok := p.opened[key]; ok {
-		delete(p.opened, key)
-		if at.After(now) && at.Before(until) {
-			until = at
+	if o, ok := p.opened[key]; ok {
+		if o.at.After(now) && o.at.Before(until) {
+			until = o.at
 		}
+		o.at = time.Time{}
 	}
 	switch {
 	case s == nil:
@@ -294,27 +301,40 @@ func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
 // learn keeps the reset that q, the answer to the request that opened its
 // window, implies. Called under mu.
 func (p *Pacer) learn(host string, q Quota, sent, now time.Time) {
-	at := now.Add(q.Reset)
-	if q.ResetUnix && !sent.After(now) {
-		// The window opened between sent and now and lasts whole seconds,
-		// so it ends the same fraction of a second past a whole second as
-		// it began: before the reset's whole second by what was left of the
-		// second sent was in, plus the round trip to be sure.
+	if p.opened == nil {
+		p.opened = make(map[quotaKey]*opening)
+	}
+	key := quotaKey{host, q.Name}
+	o := p.opened[key]
+	if o == nil {
+		p.sweep(now)
+		o = &opening{}
+		p.opened[quotaKey{strings.Clone(host), strings.Clone(q.Name)}] = o
+	}
+	o.at, o.seen = now.Add(q.Reset), now
+	if !q.ResetUnix || sent.After(now) {
+		return
+	}
+	// A reset in whole Unix seconds is up to a second late. The window
+	// opened between sent and now; lasting whole seconds, it ends the same
+	// fraction past a second as it began. When no second began between
+	// sent and now, that fraction is known to a round trip: the reset's
+	// second, less what was left of the second sent was in, plus the round
+	// trip to be sure; and the window's length is learnt. Otherwise a
+	// window learnt before says when it ends.
+	if sent.Unix() == now.Unix() {
 		left := time.Duration(sent.UnixNano() % int64(time.Second))
 		if left > 0 {
 			left = time.Second - left
 		}
-		at = at.Add(-left + now.Sub(sent))
+		reset := now.Add(q.Reset)
+		o.at = reset.Add(-left + now.Sub(sent))
+		if w := reset.Sub(sent.Add(left)).Round(time.Second); w > 0 {
+			o.window = w
+		}
+	} else if o.window > 0 {
+		o.at = minTime(o.at, now.Add(o.window))
 	}
-	if p.opened == nil {
-		p.opened = make(map[quotaKey]time.Time)
-	}
-	key := quotaKey{host, q.Name}
-	if _, ok := p.opened[key]; !ok {
-		p.sweep(now)
-		key = quotaKey{strings.Clone(host), strings.Clone(q.Name)}
-	}
-	p.opened[key] = at
 }
 
 // extend moves the horizon to at least t. Called under mu.
@@ -357,8 +377,12 @@ func (p *Pacer) sweep(now time.Time) {
 		}
 	}
 	p.horizon.Store(horizon.UnixNano())
-	for k, at := range p.opened {
-		if !at.After(now) {
+	maxHold := p.MaxHold
+	if maxHold <= 0 {
+		maxHold = DefaultMaxRetryAfter
+	}
+	for k, o := range p.opened {
+		if now.Sub(o.seen) > maxHold+o.window {
 			delete(p.opened, k)
 		}
 	}
@@ -383,6 +407,13 @@ func (p *Pacer) remove(host string, states []*quotaState, i int) []*quotaState {
 
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
 		return a
 	}
 	return b
