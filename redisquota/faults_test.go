@@ -55,50 +55,61 @@ func TestRedisUnreachableAtStart(t *testing.T) {
 	}
 }
 
-// Redis killed mid-run: the next request falls back, one warning, nothing
-// is lost; once Redis is back the processes rejoin and the shared state
-// fills again.
+// Redis killed mid-run, under two processes: the request after the kill
+// falls back, each process warns once, nothing is lost; once Redis is back
+// both rejoin and the shared state fills again.
 func TestRedisKilledMidRunAndBack(t *testing.T) {
 	srv := startRedis(t)
-	p := open(t, srv.URL("kill"))
 	api, _ := flakyAPI(t)
-	tr := sharedTransport(p)
-	defer tr.CloseIdleConnections()
-	for i := range 100 {
-		mustGet(t, tr, api.URL+"/a"+strconv.Itoa(i))
+	ps := []*process{open(t, srv.URL("kill")), open(t, srv.URL("kill"))}
+	trs := make([]*retry.Transport, len(ps))
+	for i, p := range ps {
+		trs[i] = sharedTransport(p)
+		defer trs[i].CloseIdleConnections()
 	}
+	// send makes n requests from each process, alternating.
+	send := func(n int, tag string) {
+		t.Helper()
+		for i := range n {
+			for j, tr := range trs {
+				mustGet(t, tr, api.URL+"/"+tag+strconv.Itoa(j)+"-"+strconv.Itoa(i))
+			}
+		}
+	}
+	send(100, "a")
 	if len(keys(t, srv)) == 0 {
 		t.Fatal("no shared state while Redis was up")
 	}
 	srv.Kill()
-	for i := range 100 {
-		mustGet(t, tr, api.URL+"/b"+strconv.Itoa(i))
-	}
-	if heard := p.heard(); len(heard) != 1 || heard[0] == nil {
-		t.Fatalf("store changes %v after the kill; want one warning", heard)
+	send(100, "b")
+	for j, p := range ps {
+		if heard := p.heard(); len(heard) != 1 || heard[0] == nil {
+			t.Fatalf("process %d: store changes %v after the kill; want one warning", j, heard)
+		}
 	}
 	srv.Restart()
 	// The store is tried again a second after it failed; keep working
-	// until it has rejoined, within a bound.
+	// until both have rejoined and the budget and quota are back, within a
+	// bound.
+	rejoined := func() bool {
+		for _, p := range ps {
+			if len(p.heard()) < 2 {
+				return false
+			}
+		}
+		return len(keys(t, srv)) >= 2
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for i := 0; len(p.heard()) < 2; i++ {
+	for i := 0; !rejoined(); i++ {
 		if time.Now().After(deadline) {
-			t.Fatalf("not rejoined 10s after Redis came back; changes %v", p.heard())
+			t.Fatalf("not rejoined 10s after Redis came back; changes %v, %v; keys %v", ps[0].heard(), ps[1].heard(), keys(t, srv))
 		}
-		mustGet(t, tr, api.URL+"/c"+strconv.Itoa(i))
+		send(1, "c"+strconv.Itoa(i)+"-")
 		time.Sleep(10 * time.Millisecond) // pace the loop; the bound above ends it
 	}
-	if heard := p.heard(); heard[1] != nil {
-		t.Fatalf("second change %v; want the rejoin (nil)", heard[1])
-	}
-	// The budget rejoins on its own next call, a second at most after its
-	// last failed one.
-	deadline = time.Now().Add(10 * time.Second)
-	for i := 0; len(keys(t, srv)) < 2; i++ {
-		if time.Now().After(deadline) {
-			t.Fatalf("keys 10s after rejoining %v; want the budget and the quota back", keys(t, srv))
+	for j, p := range ps {
+		if heard := p.heard(); len(heard) != 2 || heard[1] != nil {
+			t.Errorf("process %d: changes %v; want one warning and one rejoin", j, heard)
 		}
-		mustGet(t, tr, api.URL+"/d"+strconv.Itoa(i))
-		time.Sleep(10 * time.Millisecond) // pace the loop; the bound above ends it
 	}
 }
