@@ -56,7 +56,7 @@ func TestSourcesAreTheCommands(t *testing.T) {
 	slices.Sort(want)
 	slices.Sort(links)
 	if !slices.Equal(links, want) {
-		t.Errorf("linked %v; cmd/steady has %v (add a link: ln -s %s/NAME.go redisquota/cmd/steady/)", links, want, core)
+		t.Errorf("linked %v; cmd/steady has %v (refresh the links: go -C redisquota generate ./cmd/steady)", links, want)
 	}
 }
 

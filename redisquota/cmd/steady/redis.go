@@ -3,7 +3,10 @@ package main
 // This command is cmd/steady's sources (the other files here are links to
 // them) plus this file, which adds the Redis store to --shared-quota: the
 // core module never imports a satellite, so the build that can share a
-// quota through Redis lives here (ADR 202).
+// quota through Redis lives here (ADR 202). When cmd/steady gains or loses
+// a source file, refresh the links with: go -C redisquota generate ./cmd/steady
+
+//go:generate sh -c "find . -maxdepth 1 -type l -name '*.go' -delete && for f in ../../../cmd/steady/*.go; do case ${DOLLAR}f in *_test.go) ;; *) ln -s ${DOLLAR}f . ;; esac; done"
 
 import (
 	"context"
