@@ -89,3 +89,18 @@ func (s *sharedBudget) call(b *Budget, want int, now time.Time) (BudgetLease, bo
 	lease.Granted = min(max(lease.Granted, 0), max(want, 0))
 	return lease, true
 }
+
+// release credits the pending first attempts and hands back the leased
+// re-sends, as a program that is done does (through the transport's
+// CloseIdleConnections).
+func (s *sharedBudget) release(b *Budget) {
+	now := time.Now()
+	if !s.guard.usable(now) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leased > 0 || s.pending.Load() > 0 {
+		s.call(b, 0, now)
+	}
+}

@@ -252,3 +252,29 @@ func TestSharedQuotaOnlyForHostsWithAQuota(t *testing.T) {
 		t.Errorf("%d store calls for a host without a quota; want none", got)
 	}
 }
+
+// Closing a transport's idle connections hands back its leased re-sends
+// and credits the first attempts not yet told.
+func TestBudgetReleasedOnClose(t *testing.T) {
+	var got []retry.BudgetTake
+	var mu sync.Mutex
+	store := budgetStoreFunc(func(_ context.Context, r retry.BudgetTake) (retry.BudgetLease, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, r)
+		return retry.BudgetLease{Granted: r.Want, TTL: time.Minute}, nil
+	})
+	b := &retry.Budget{Store: store}
+	next := roundTripFunc(func(r *http.Request) (*http.Response, error) { return respond(r, 200, nil, "ok"), nil })
+	tr := retry.New(next, retry.Policy{Budget: b})
+	for range 7 {
+		mustGet(t, tr, "http://api.test/x")
+	}
+	b.Withdraw(time.Now()) // a lease of two; one used
+	tr.CloseIdleConnections()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || got[1].Returned != 1 || got[1].Deposits != 0 || got[0].Deposits != 7 {
+		t.Errorf("store calls %+v; want the lease with 7 first attempts, then one re-send handed back", got)
+	}
+}
