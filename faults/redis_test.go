@@ -64,9 +64,18 @@ func TestRedisSlow(t *testing.T) {
 		}
 	}
 	send(50, "warm") // the store answers
-	if got := heard(); len(got) != 0 {
-		t.Fatalf("changes %v before any latency", got)
+	// A healthy store may miss a deadline on a loaded machine (each such
+	// loss is a timeout, and rejoins): wait until it answers, then count
+	// changes from there.
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; len(heard())%2 == 1; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("the store never answered before the latency: changes %v", heard())
+		}
+		send(1, "settle"+strconv.Itoa(i))
+		time.Sleep(10 * time.Millisecond) // pace the loop; the bound above ends it
 	}
+	base := len(heard())
 	const latency = 2 * time.Second
 	if _, err := p.AddToxic("latency", "latency", "downstream", 1, map[string]any{"latency": latency.Milliseconds()}); err != nil {
 		t.Fatal(err)
@@ -76,7 +85,7 @@ func TestRedisSlow(t *testing.T) {
 	if took := time.Since(start); took >= latency {
 		t.Errorf("100 requests took %v with the store %v slow; some request waited for it", took, latency)
 	}
-	got := heard()
+	got := heard()[base:]
 	var ne net.Error
 	if len(got) != 1 || got[0] == nil || !(errors.Is(got[0], context.DeadlineExceeded) || errors.As(got[0], &ne) && ne.Timeout()) {
 		t.Fatalf("changes %v; want one timeout", got)
@@ -84,15 +93,15 @@ func TestRedisSlow(t *testing.T) {
 	if err := p.RemoveToxic("latency"); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for i := 0; len(heard()) < 2; i++ {
+	deadline = time.Now().Add(15 * time.Second)
+	for i := 0; len(heard()) < base+2; i++ {
 		if time.Now().After(deadline) {
 			t.Fatalf("not rejoined 15s after the latency was removed; changes %v", heard())
 		}
 		send(1, "back"+strconv.Itoa(i))
 		time.Sleep(10 * time.Millisecond) // pace the loop; the bound above ends it
 	}
-	if got := heard(); got[1] != nil {
+	if got := heard()[base:]; got[1] != nil {
 		t.Errorf("second change %v; want the rejoin", got[1])
 	}
 }

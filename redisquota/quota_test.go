@@ -2,6 +2,8 @@ package redisquota_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -144,8 +146,14 @@ func TestRoundTripsPerRequest(t *testing.T) {
 	if got := p.calls.Load(); got*10 > n {
 		t.Errorf("%d Redis commands for %d requests; want at most one per ten", got, n)
 	}
-	if got := p.heard(); len(got) != 0 {
-		t.Errorf("store changes %v on a healthy run", got)
+	// A healthy store may still miss its deadline on a loaded machine
+	// (under -race, with other tests running); that is a timeout, never
+	// another failure.
+	for _, err := range p.heard() {
+		var ne net.Error
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &ne) && ne.Timeout()) {
+			t.Errorf("store change %v on a healthy run", err)
+		}
 	}
 }
 
