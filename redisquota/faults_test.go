@@ -80,10 +80,29 @@ func TestRedisKilledMidRunAndBack(t *testing.T) {
 	if len(keys(t, srv)) == 0 {
 		t.Fatal("no shared state while Redis was up")
 	}
+	// A healthy store may miss a deadline on a loaded machine and rejoin;
+	// changes are counted from a moment every process is sharing.
+	up := func() bool {
+		for _, p := range ps {
+			if len(p.heard())%2 == 1 {
+				return false
+			}
+		}
+		return true
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; !up(); i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("not sharing before the kill: %v, %v", ps[0].heard(), ps[1].heard())
+		}
+		send(1, "s"+strconv.Itoa(i)+"-")
+		time.Sleep(10 * time.Millisecond) // pace the loop; the bound above ends it
+	}
+	base := []int{len(ps[0].heard()), len(ps[1].heard())}
 	srv.Kill()
 	send(100, "b")
 	for j, p := range ps {
-		if heard := p.heard(); len(heard) != 1 || heard[0] == nil {
+		if heard := p.heard()[base[j]:]; len(heard) != 1 || heard[0] == nil {
 			t.Fatalf("process %d: store changes %v after the kill; want one warning", j, heard)
 		}
 	}
@@ -92,14 +111,14 @@ func TestRedisKilledMidRunAndBack(t *testing.T) {
 	// until both have rejoined and the budget and quota are back, within a
 	// bound.
 	rejoined := func() bool {
-		for _, p := range ps {
-			if len(p.heard()) < 2 {
+		for j, p := range ps {
+			if len(p.heard()) < base[j]+2 {
 				return false
 			}
 		}
 		return len(keys(t, srv)) >= 2
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline = time.Now().Add(10 * time.Second)
 	for i := 0; !rejoined(); i++ {
 		if time.Now().After(deadline) {
 			t.Fatalf("not rejoined 10s after Redis came back; changes %v, %v; keys %v", ps[0].heard(), ps[1].heard(), keys(t, srv))
@@ -108,8 +127,8 @@ func TestRedisKilledMidRunAndBack(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // pace the loop; the bound above ends it
 	}
 	for j, p := range ps {
-		if heard := p.heard(); len(heard) != 2 || heard[1] != nil {
-			t.Errorf("process %d: changes %v; want one warning and one rejoin", j, heard)
+		if heard := p.heard()[base[j]:]; heard[1] != nil {
+			t.Errorf("process %d: changes %v; want one warning, then the rejoin", j, heard)
 		}
 	}
 }
