@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/Shopify/toxiproxy/v2 v2.12.0
 	github.com/steadyhttp/steady v0.0.0
+	github.com/steadyhttp/steady/redisquota v0.0.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -24,10 +25,12 @@ require (
 	github.com/prometheus/client_model v0.6.1 // indirect
 	github.com/prometheus/common v0.62.0 // indirect
 	github.com/prometheus/procfs v0.15.1 // indirect
+	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/rs/xid v1.5.0 // indirect
 	github.com/rs/zerolog v1.33.0 // indirect
 	github.com/vbauerster/cupwriter v0.0.5 // indirect
 	github.com/vbauerster/mpb/v8 v8.16.2 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/term v0.48.0 // indirect
@@ -38,3 +41,5 @@ require (
 replace github.com/steadyhttp/steady => ../
 
 tool github.com/Shopify/toxiproxy/v2/cmd/server
+
+replace github.com/steadyhttp/steady/redisquota => ../redisquota

@@ -35,7 +35,8 @@ const budgetWindow = 10 * time.Second
 //
 // The zero value is ready to use with the defaults. Share one Budget per
 // client (or per host) through [Policy.Budget]. Deposits are a single atomic
-// add; only re-sends take the lock.
+// add; only re-sends take the lock. With a [BudgetStore] the bucket is shared
+// by every process using the store (see [Budget.Store]).
 type Budget struct {
 	// Ratio is the share of first attempts that may be re-sent (0: 0.1).
 	Ratio float64
@@ -44,6 +45,13 @@ type Budget struct {
 	MinPerSecond float64
 	// MaxTokens caps the re-sends that can be banked for a burst (0: 10).
 	MaxTokens float64
+	// Store, when set, holds the bucket for a whole fleet: first attempts
+	// are credited to it in batches and re-sends are leased from it a few
+	// at a time. While it fails or is slow the in-process bucket answers,
+	// which keeps counting all along so it is ready at once.
+	Store BudgetStore
+
+	shared sharedBudget
 
 	deposits atomic.Int64 // first attempts seen, ever
 
@@ -58,11 +66,28 @@ type Budget struct {
 }
 
 // Deposit records a first attempt.
-func (b *Budget) Deposit() { b.deposits.Add(1) }
+func (b *Budget) Deposit() {
+	b.deposits.Add(1)
+	if b.Store != nil {
+		b.shared.deposit(b)
+	}
+}
 
 // Withdraw asks for one re-send at time now and reports whether the budget
 // allows it.
 func (b *Budget) Withdraw(now time.Time) bool {
+	if b.Store != nil {
+		if allowed, answered := b.shared.withdraw(b, now); answered {
+			b.mu.Lock()
+			if allowed {
+				b.allowed++
+			} else {
+				b.refused++
+			}
+			b.mu.Unlock()
+			return allowed
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.refill(now)

@@ -46,4 +46,12 @@
 // can be observed: events go to [Policy.Reporter], and [WithOutcome] records
 // the attempts and the stop reason of one call even when it returned a
 // response.
+//
+// A [Budget] and the quotas [Policy.Pace] follows are this process's own by
+// default. A fleet of processes on one API key shares them through a store:
+// [Budget.Store] ([BudgetStore]) and a [SharedPacer] on a [QuotaLeaser] in
+// [Policy.Quotas], which the redisquota module implements on Redis. Permits are taken in
+// leases, so a store call serves many requests; every call has a short
+// deadline ([StoreTimeout]), and a store that fails or is slow is answered
+// from local state, never by failing or stalling a request.
 package retry

@@ -47,7 +47,17 @@ func (t *Transport) Policy() Policy { return t.raw }
 func (t *Transport) Next() http.RoundTripper { return t.next }
 
 // CloseIdleConnections closes the wrapped transport's idle connections.
+// When [Policy.Quotas] or [Policy.Budget] is shared with other processes
+// ([SharedPacer], [Budget.Store]), it first hands back the permits for now
+// and the re-sends no request took, and credits the first attempts not yet
+// told, so a program that is done leaves them to the rest of its fleet.
 func (t *Transport) CloseIdleConnections() {
+	if r, ok := t.policy.Quotas.(interface{ Release() }); ok {
+		r.Release()
+	}
+	if b := t.policy.Budget; b != nil && b.Store != nil {
+		b.shared.release(b)
+	}
 	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/config"
+	"github.com/steadyhttp/steady/paginate"
 	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/steadytest"
@@ -38,6 +39,8 @@ func newDemo(g *globals) *cobra.Command {
 		seed          uint64
 		out           string
 		force         bool
+		fleet         int
+		sharedQuota   string
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -82,64 +85,98 @@ has nothing to bound here.`,
 			if err != nil {
 				return err
 			}
-			temporary := out == ""
-			if temporary {
-				f, err := os.CreateTemp("", "steady-demo-*.jsonl")
-				if err != nil {
-					return err
-				}
-				out = f.Name()
-				f.Close()
-				os.Remove(out)
+			if fleet < 1 || fleet > maxDemoFleet {
+				return usagef("--fleet %d: want 1 to %d harvesters", fleet, maxDemoFleet)
 			}
+			if fleet > 1 && out != "" {
+				return usagef("--fleet %d writes each harvester's rows to a temporary file; -o is for one harvester", fleet)
+			}
+			shared, err := openShared(cmd, sharedQuota, g.stderr)
+			if err != nil {
+				return err
+			}
+			defer shared.Close()
+			// The tuning below is the demo's default; a setting the user gave
+			// (a flag, or its variable) wins, as in every other command.
+			settings, err := g.settings()
+			if err != nil {
+				return err
+			}
+			settings.APIKey = "" // the demo's server takes no key
 
 			srv := steadytest.NewServer(steadytest.ServerOptions{Rows: rows, Style: st, Faults: mix,
 				DefaultLimit: demoPageSize, MaxLimit: demoPageSize, LogLimit: -1})
 			defer srv.Close()
 			target, _ := url.Parse(srv.URL + steadytest.ItemsPath)
-
-			tally := &progress.Tally{}
-			causes := &causeCount{}
-			r := g.renderer(nil, config.Settings{})
-			rep := progress.Multi(r, tally, causes)
-			policy := retry.Policy{MaxAttempts: 12, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 2 * time.Second,
+			// The demo's API fails about a quarter of all attempts on purpose;
+			// a budget sized for a real service (a tenth) would end the
+			// demo, so the fleet's shared budget is sized to its faults.
+			policy := shared.share(retry.Policy{Budget: &retry.Budget{Ratio: 0.5, MinPerSecond: 10, MaxTokens: 50}, MaxAttempts: 12, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 2 * time.Second,
 				MaxRetryAfter: 10 * time.Second, StallTimeout: 30 * time.Second, ReadTimeout: demoAttemptTimeout,
-				RetryStatus: retry.AnyServerError, Pace: true, Reporter: rep}
-			opt := steady.Options{Policy: policy, Reporter: rep,
-				ConnectTimeout: 2 * time.Second, ResponseHeaderTimeout: demoAttemptTimeout}
-			// The tuning above is the demo's default; a setting the user gave
-			// (a flag, or its variable) wins, as in every other command.
-			s, err := g.settings()
-			if err != nil {
-				r.Close()
-				return err
-			}
-			s.APIKey = "" // the demo's server takes no key
-			opt = steady.ApplySettings(opt, s, config.DefaultPrefix)
-			client, err := steady.New(opt)
-			if err != nil {
-				r.Close()
-				return &usageError{err: err}
-			}
-			defer client.CloseIdleConnections()
+				RetryStatus: retry.AnyServerError, Pace: true})
+			h := demoHarvest{origin: target, pages: pages, next: next, items: items, force: force, settings: settings}
 
-			fmt.Fprintf(cmd.OutOrStdout(), "steady demo: harvesting %s from a flaky API at %s (faults: %s, seed %d, %s pages)\n",
-				plural(rows, "row", "rows"), srv.URL, faults, seed, st)
-			fmt.Fprintf(cmd.OutOrStdout(), "  client:   %s\n", demoClientLine(client.Options()))
-			j := &job{client: client, origin: target, pages: pages, next: next, items: items,
-				format: "jsonl", out: out, force: force}
-			res, err := j.run(cmd.Context(), rep)
-			r.Close()
-			if err != nil {
-				return demoFailed(err, out, temporary)
+			if fleet == 1 {
+				if shared == nil {
+					policy.Budget = nil
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "steady demo: harvesting %s from a flaky API at %s (faults: %s, seed %d, %s pages)\n",
+					plural(rows, "row", "rows"), srv.URL, faults, seed, st)
+				h.onClient = func(c *steady.Client) {
+					fmt.Fprintf(cmd.OutOrStdout(), "  client:   %s\n", demoClientLine(c.Options()))
+				}
+				r := g.renderer(nil, config.Settings{})
+				d, err := h.run(cmd, policy, r, out, rows)
+				r.Close()
+				if err != nil {
+					return err
+				}
+				writeDemoSummary(cmd.OutOrStdout(), d.res, d.check, d.out, d.counts, d.causes)
+				if !d.check.exact() {
+					return fmt.Errorf("the harvest is not exact: %s", d.check)
+				}
+				return nil
 			}
-			check, err := checkIDs(out, rows)
-			if err != nil {
+
+			how := "each on its own quota and retry budget"
+			if shared != nil {
+				how = "through one shared quota and retry budget"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "steady demo: %d harvesters, %s, each harvesting %d rows from a flaky API at %s (faults: %s, seed %d, %s pages)\n",
+				fleet, how, rows, srv.URL, faults, seed, st)
+			start := time.Now()
+			runs := make([]demoRun, fleet)
+			errs := make([]error, fleet)
+			var wg sync.WaitGroup
+			for i := range fleet {
+				// Each harvester is its own client, as a process of a fleet
+				// would be: its own transport, pacer and local budget, and
+				// with a shared store its own view of it.
+				p := policy
+				if shared == nil {
+					p.Budget = nil // as the lone demo: no budget
+				} else {
+					b := policy.Budget
+					p.Budget = &retry.Budget{Ratio: b.Ratio, MinPerSecond: b.MinPerSecond, MaxTokens: b.MaxTokens, Store: b.Store}
+					p.Quotas = &retry.SharedPacer{Leaser: shared.quota}
+				}
+				wg.Go(func() { runs[i], errs[i] = h.run(cmd, p, nil, "", rows) })
+			}
+			wg.Wait()
+			wall := time.Since(start)
+			for _, d := range runs {
+				if d.out != "" {
+					defer os.Remove(d.out)
+				}
+			}
+			if err := errors.Join(errs...); err != nil {
 				return err
 			}
-			writeDemoSummary(cmd.OutOrStdout(), res, check, out, tally.Counts(), causes.snapshot())
-			if !check.exact() {
-				return fmt.Errorf("the harvest is not exact: %s", check)
+			writeFleetSummary(cmd.OutOrStdout(), runs, wall)
+			for i, d := range runs {
+				if !d.check.exact() {
+					return fmt.Errorf("harvester %d's harvest is not exact: %s", i+1, d.check)
+				}
 			}
 			return nil
 		},
@@ -151,9 +188,78 @@ has nothing to bound here.`,
 	f.StringVar(&style, "style", "link", "pagination style: link, json-links or cursor")
 	f.StringVarP(&out, "output", "o", "", "write the rows here (default: a new temporary file)")
 	f.BoolVar(&force, "force", false, "replace an existing output")
+	f.IntVar(&fleet, "fleet", 1, "harvesters run at once, each its own client, as processes of a fleet would be")
+	addSharedQuotaFlag(cmd, &sharedQuota)
 	completeValues(cmd, "faults", faultChoices...)
 	completeValues(cmd, "style", styleChoices...)
 	return cmd
+}
+
+// maxDemoFleet bounds --fleet: each harvester holds a connection pool and
+// a collection's worth of output.
+const maxDemoFleet = 64
+
+// demoHarvest is one harvest of the demo's collection.
+type demoHarvest struct {
+	origin       *url.URL
+	pages, items string
+	next         paginate.Next
+	force        bool
+	settings     config.Settings      // what the user set, over the demo's tuning
+	onClient     func(*steady.Client) // when set, told of the client before it harvests
+}
+
+// demoRun is what one harvester did.
+type demoRun struct {
+	res    result
+	check  idCheck
+	out    string
+	counts progress.Counts
+	causes map[string]int
+}
+
+// run harvests the collection once with its own client; r, when set, also
+// receives the events. An empty out means a new temporary file.
+func (h demoHarvest) run(cmd *cobra.Command, policy retry.Policy, r progress.Reporter, out string, rows int) (demoRun, error) {
+	var d demoRun
+	temporary := out == ""
+	if temporary {
+		f, err := os.CreateTemp("", "steady-demo-*.jsonl")
+		if err != nil {
+			return d, err
+		}
+		out = f.Name()
+		f.Close()
+		os.Remove(out)
+	}
+	d.out = out
+	tally := &progress.Tally{}
+	causes := &causeCount{}
+	rep := progress.Multi(tally, causes)
+	if r != nil {
+		rep = progress.Multi(r, tally, causes)
+	}
+	policy.Reporter = rep
+	opt := steady.ApplySettings(steady.Options{Policy: policy, Reporter: rep,
+		ConnectTimeout: 2 * time.Second, ResponseHeaderTimeout: demoAttemptTimeout}, h.settings, config.DefaultPrefix)
+	client, err := steady.New(opt)
+	if err != nil {
+		return d, &usageError{err: err}
+	}
+	defer client.CloseIdleConnections()
+	if h.onClient != nil {
+		h.onClient(client)
+	}
+	j := &job{client: client, origin: h.origin, pages: h.pages, next: h.next, items: h.items,
+		format: "jsonl", out: out, force: h.force}
+	if d.res, err = j.run(cmd.Context(), rep); err != nil {
+		return d, demoFailed(err, out, temporary)
+	}
+	if d.check, err = checkIDs(out, rows); err != nil {
+		return d, err
+	}
+	d.counts, d.causes = tally.Counts(), causes.snapshot()
+	return d, nil
 }
 
 // demoFailed explains a demo harvest that did not finish. Its server ends
@@ -185,6 +291,36 @@ func demoClientLine(o steady.Options) string {
 	}
 	return fmt.Sprintf("up to %s a request, stall budget %s, read timeout %s, connect timeout %s, Retry-After slept up to %s",
 		plural(o.Policy.MaxAttempts, "attempt", "attempts"), budget, read, o.ConnectTimeout, o.Policy.MaxRetryAfter)
+}
+
+// writeFleetSummary prints each harvester's line and the fleet's totals.
+func writeFleetSummary(w io.Writer, runs []demoRun, wall time.Duration) {
+	var pages, attempts, retries int
+	causes := map[string]int{}
+	waited := map[string]time.Duration{}
+	exact := 0
+	for i, d := range runs {
+		fmt.Fprintf(w, "  harvester %d: %s, %s; %s, %s, %s, in %s\n", i+1, plural(d.check.rows, "row", "rows"), d.check,
+			plural(d.res.pages, "page", "pages"), plural(d.counts.Attempts(), "attempt", "attempts"), plural(d.counts.Retries, "retry", "retries"), d.res.elapsed.Round(time.Millisecond))
+		pages += d.res.pages
+		attempts += d.counts.Attempts()
+		retries += d.counts.Retries
+		for k, v := range d.causes {
+			causes[k] += v
+		}
+		for k, v := range d.counts.WaitedByReason {
+			waited[k] += v
+		}
+		if d.check.exact() {
+			exact++
+		}
+	}
+	fmt.Fprintf(w, "  fleet:    %d of %d harvests exact\n", exact, len(runs))
+	fmt.Fprintf(w, "  pages:    %d\n", pages)
+	fmt.Fprintf(w, "  attempts: %d (%s)\n", attempts, plural(retries, "retry", "retries"))
+	fmt.Fprintf(w, "  retries by cause: %s\n", joinCounts(causes, func(v int) string { return fmt.Sprint(v) }))
+	fmt.Fprintf(w, "  waited:   %s\n", joinCounts(waited, func(d time.Duration) string { return d.Round(time.Millisecond).String() }))
+	fmt.Fprintf(w, "  elapsed:  %s\n", wall.Round(time.Millisecond))
 }
 
 // causeCount counts re-sends by what caused them: a status, or a failure

@@ -17,6 +17,8 @@ func newGet(g *globals) *cobra.Command {
 		headers []string
 		outPath string
 		force   bool
+
+		sharedQuota string
 	)
 	cmd := &cobra.Command{
 		Use:   "get URL",
@@ -66,6 +68,10 @@ with the attempts made and why retrying stopped.`,
 				return err
 			}
 			defer out.abort()
+			if g.shared, err = openShared(cmd, sharedQuota, g.stderr); err != nil {
+				return err
+			}
+			defer g.shared.Close()
 			client, r, err := g.clientFor(target, retry.Policy{}, handKeys...)
 			if err != nil {
 				return err
@@ -86,5 +92,6 @@ with the attempts made and why retrying stopped.`,
 	cmd.Flags().StringArrayVarP(&headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
 	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the body to this file, complete or not at all (- for stdout; a FIFO or device is written in place)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing output file")
+	addSharedQuotaFlag(cmd, &sharedQuota)
 	return cmd
 }

@@ -414,6 +414,7 @@ func newHarvest(g *globals) *cobra.Command {
 		allow                            []string
 		maxRows                          int
 		resume, force                    bool
+		sharedQuota                      string
 	)
 	cmd := &cobra.Command{
 		Use:   "harvest URL",
@@ -504,6 +505,10 @@ resume; a symbolic link as the output is refused.`,
 					w, file, label = f, "", out
 				}
 			}
+			if g.shared, err = openShared(cmd, sharedQuota, g.stderr); err != nil {
+				return err
+			}
+			defer g.shared.Close()
 			client, r, err := g.clientFor(target, retry.Policy{RetryStatus: retry.AnyServerError})
 			if err != nil {
 				return err
@@ -534,6 +539,7 @@ resume; a symbolic link as the output is refused.`,
 	f.BoolVar(&force, "force", false, "replace an existing output, or start an interrupted harvest over")
 	completeValues(cmd, "pages", pagesChoices...)
 	completeValues(cmd, "format", "jsonl\tone JSON value a line", "csv\tcomma-separated, a header of the first page's keys")
+	addSharedQuotaFlag(cmd, &sharedQuota)
 	return cmd
 }
 

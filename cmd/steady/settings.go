@@ -30,6 +30,7 @@ type globals struct {
 	verbose   bool
 	keyHeader string
 	keyQuery  string
+	shared    *sharedStore // set by a command given --shared-quota
 
 	root        *cobra.Command
 	clock       context.Context // the command's context under --max-time, nil without one
@@ -185,6 +186,7 @@ func (g *globals) clientFor(target *url.URL, policy retry.Policy, handKeys ...cr
 		return nil, nil, err
 	}
 	policy.Pace = true
+	policy = g.shared.share(policy)
 	opt := options(policy, s)
 	if s.APIKey != "" {
 		key, err := g.keyFor(target, s.APIKey)

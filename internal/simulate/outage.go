@@ -50,6 +50,11 @@ type OutagePolicy struct {
 	// Rand and Reporter are not used: the simulator draws its own numbers
 	// and reports nothing.
 	Policy retry.Policy
+	// SharedBudget makes the clients a fleet on one budget: every client
+	// draws on a single [retry.Budget] made from the template, as processes
+	// sharing it through a [retry.BudgetStore] do (the store keeps the same
+	// arithmetic; its leases of two re-sends are not modelled).
+	SharedBudget bool
 }
 
 // OutagePolicies returns the four policies of scenario 2: no retry (one

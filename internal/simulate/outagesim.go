@@ -82,8 +82,12 @@ func newOutageSim(cfg *OutageConfig, p OutagePolicy) *outageSim {
 	if t := p.Policy.Budget; t != nil {
 		s.policy.Budget = nil // the template is never drawn on
 		s.budgets = make([]*retry.Budget, cfg.Clients)
+		shared := &retry.Budget{Ratio: t.Ratio, MinPerSecond: t.MinPerSecond, MaxTokens: t.MaxTokens}
 		for c := range s.budgets {
-			s.budgets[c] = &retry.Budget{Ratio: t.Ratio, MinPerSecond: t.MinPerSecond, MaxTokens: t.MaxTokens}
+			s.budgets[c] = shared
+			if !p.SharedBudget {
+				s.budgets[c] = &retry.Budget{Ratio: t.Ratio, MinPerSecond: t.MinPerSecond, MaxTokens: t.MaxTokens}
+			}
 		}
 	}
 	if p.Policy.Pace {

@@ -1,0 +1,1 @@
+../../../cmd/steady/outfile_unix.go
