@@ -31,33 +31,6 @@ func discard(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// trackedBody marks progress on a shared tracker on every read that returns
-// data.
-type trackedBody struct {
-	rc io.ReadCloser
-	tr *liveness.Tracker
-}
-
-func (b *trackedBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	if n > 0 {
-		b.tr.Mark()
-	}
-	return n, err
-}
-
-func (b *trackedBody) Close() error { return b.rc.Close() }
-
-// wrapBody marks the response as progress on tr and makes reads of its body
-// count too. Switching-protocol bodies are writable and are left alone.
-func wrapBody(resp *http.Response, tr *liveness.Tracker) {
-	tr.Mark()
-	if resp.Body == nil || resp.Body == http.NoBody || resp.StatusCode == http.StatusSwitchingProtocols {
-		return
-	}
-	resp.Body = &trackedBody{rc: resp.Body, tr: tr}
-}
-
 // BufferedBody is the body of a response that the transport read inside the
 // attempt (see [liveness.WithBodyInAttempt]). Bytes returns it without a
 // copy; reading it works like any body.
