@@ -68,6 +68,7 @@ type resumeState struct {
 	etag      string // the strong ETag, when that is the validator
 	encoding  string // the first answer's Content-Encoding
 	acceptEnc string // the Accept-Encoding continuations send
+	base      int64  // where the body starts in the resource: a caller's own "bytes=N-" answered 206
 	total     int64  // the body's length as the answers agree on it, -1 unknown
 	offset    int64  // bytes delivered to the caller
 	fails     int    // failed attempts since data last arrived
@@ -90,8 +91,21 @@ func (c *call) resumable(resp *http.Response) resumeState {
 		st.total = -1
 	}
 	req := c.req
-	if c.p.NoResume || (req.Method != "" && req.Method != http.MethodGet) || resp.StatusCode != http.StatusOK ||
-		req.Header.Get("Range") != "" || req.Header.Get("If-Range") != "" {
+	if c.p.NoResume || (req.Method != "" && req.Method != http.MethodGet) {
+		return st
+	}
+	switch rg := req.Header.Get("Range"); {
+	case resp.StatusCode == http.StatusOK:
+	case resp.StatusCode == http.StatusPartialContent && rg != "":
+		// The caller's own continuation ("bytes=N-", as steady get sends)
+		// resumes too, when its answer is the rest of the resource.
+		n, ok := openRange(rg)
+		first, last, total, crOK := parseContentRange(resp.Header.Get("Content-Range"))
+		if !ok || !crOK || first != n || total < 0 || last != total-1 {
+			return st
+		}
+		st.base, st.total = n, total-n
+	default:
 		return st
 	}
 	if off, _ := c.ctx.Value(noResumeKey{}).(bool); off {
@@ -111,6 +125,9 @@ func (c *call) resumable(resp *http.Response) resumeState {
 		st.acceptEnc = "identity"
 	}
 	etag := resp.Header.Get("Etag")
+	if etag == "" && st.base > 0 && strongETag(req.Header.Get("If-Range")) {
+		etag = req.Header.Get("If-Range") // the 206 was sent because the caller's ETag still holds
+	}
 	if strongETag(etag) {
 		st.validator, st.etag = etag, etag
 		return st
@@ -278,7 +295,7 @@ func (b *streamBody) sendRange(ctx context.Context, k int64) (*http.Response, Ou
 	c := &b.c
 	st := &b.res
 	req := c.req.Clone(ctx)
-	req.Header.Set("Range", "bytes="+strconv.FormatInt(k, 10)+"-")
+	req.Header.Set("Range", "bytes="+strconv.FormatInt(st.base+k, 10)+"-")
 	req.Header.Set("If-Range", st.validator)
 	req.Header.Set("Accept-Encoding", st.acceptEnc)
 	p := *c.p
@@ -298,7 +315,7 @@ func (b *streamBody) check(resp *http.Response, k int64) (done bool, why string)
 	case code == http.StatusPartialContent:
 	case code == http.StatusRequestedRangeNotSatisfiable:
 		_, _, total, ok := parseContentRange(cr)
-		if ok && total == k && (st.total < 0 || st.total == k) {
+		if ok && total == st.base+k && (st.total < 0 || st.total == k) {
 			return true, ""
 		}
 		return false, fmt.Sprintf("416 with Content-Range %s, but the body was broken at byte %d", strconv.Quote(cr), k)
@@ -313,12 +330,12 @@ func (b *streamBody) check(resp *http.Response, k int64) (done bool, why string)
 	switch {
 	case !ok || first < 0:
 		return false, "206 with Content-Range " + strconv.Quote(cr) + ", not one byte range with its total"
-	case first != k:
-		return false, fmt.Sprintf("206 with Content-Range %s, which does not start at byte %d", strconv.Quote(cr), k)
+	case first != st.base+k:
+		return false, fmt.Sprintf("206 with Content-Range %s, which does not start at byte %d", strconv.Quote(cr), st.base+k)
 	case total < 0:
 		return false, "206 with Content-Range " + strconv.Quote(cr) + ", which does not say the total length"
-	case st.total >= 0 && total != st.total:
-		return false, fmt.Sprintf("206 with Content-Range %s, but the first answer was %d bytes long", strconv.Quote(cr), st.total)
+	case st.total >= 0 && total != st.base+st.total:
+		return false, fmt.Sprintf("206 with Content-Range %s, but the first answer was %d bytes long", strconv.Quote(cr), st.base+st.total)
 	case last >= total:
 		return false, "206 with Content-Range " + strconv.Quote(cr) + ", which ends past its own total"
 	case resp.ContentLength >= 0 && resp.ContentLength != last-first+1:
@@ -329,8 +346,21 @@ func (b *streamBody) check(resp *http.Response, k int64) (done bool, why string)
 	if et := resp.Header.Get("Etag"); st.etag != "" && et != "" && et != st.etag {
 		return false, fmt.Sprintf("206 with ETag %s, but the first answer had %s", strconv.Quote(et), strconv.Quote(st.etag))
 	}
-	st.total = total
+	st.total = total - st.base
 	return false, ""
+}
+
+// openRange parses a Range header of one open-ended range, "bytes=N-".
+func openRange(v string) (int64, bool) {
+	rest, ok := strings.CutPrefix(v, "bytes=")
+	if !ok {
+		return 0, false
+	}
+	n, ok := strings.CutSuffix(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	return decimal(n)
 }
 
 // parseContentRange parses "bytes first-last/total" and "bytes */total"

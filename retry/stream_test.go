@@ -583,3 +583,29 @@ func TestResumeCloseDuringTheWait(t *testing.T) {
 		}
 	})
 }
+
+// A caller's own continuation (bytes=N-, as a download tool sends after a
+// restart) is resumed too, from where its 206 began.
+func TestResumeCallersOwnRange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFileServer(100_000, "Etag", `"v1"`)
+		s.cut = 20_000
+		tr := retry.New(s, retry.Policy{Rand: constRand(0.5)})
+		req := get(t.Context(), api)
+		req.Header.Set("Range", "bytes=10000-")
+		req.Header.Set("If-Range", `"v1"`)
+		resp, err := tr.RoundTrip(req)
+		if err != nil || resp.StatusCode != 206 {
+			t.Fatalf("RoundTrip: %v", err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || !bytes.Equal(got, s.data[10_000:]) {
+			t.Fatalf("read %d bytes, %v; want the %d from byte 10000", len(got), err, len(s.data)-10_000)
+		}
+		reqs := s.requests()
+		if len(reqs) != 5 || reqs[1].Header.Get("Range") != "bytes=30000-" {
+			t.Errorf("%d requests, the first continuation asked %q; want 5, from byte 30000", len(reqs), reqs[1].Header.Get("Range"))
+		}
+	})
+}
