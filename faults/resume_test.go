@@ -240,9 +240,10 @@ func curlResume(b *testing.B, url, path string) (runs int, wire int64) {
 
 // BenchmarkResumeDownload: a large file from nginx through toxiproxy, cut
 // every 64 MiB, against the same download with no toxic, and curl -C - in a
-// retry loop on the cut proxy. Each b.Loop round runs every contender once,
-// interleaved; medians are reported per contender. Sizes: RESUME_BENCH_MB
-// (default 512).
+// retry loop on the cut proxy; "toxic-no-cut" is the same toxic with a limit
+// past the file, the cost of toxiproxy's relaying alone. Each b.Loop round
+// runs every contender once, interleaved; medians are reported. The size is
+// RESUME_BENCH_MB (default 512).
 func BenchmarkResumeDownload(b *testing.B) {
 	size := int64(512) << 20
 	if v := os.Getenv("RESUME_BENCH_MB"); v != "" {
@@ -257,6 +258,9 @@ func BenchmarkResumeDownload(b *testing.B) {
 	ngx := startNginx(b, filesDir)
 	uncut := cutProxy(b, "bench-uncut", ngx.addr, 0)
 	cutp := cutProxy(b, "bench-cut", ngx.addr, cut)
+	// The same toxic with a limit past the file's size: what the toxic's
+	// own relaying costs, without a single cut.
+	idle := cutProxy(b, "bench-toxic-no-cut", ngx.addr, 2*size)
 	dir := b.TempDir()
 	write := func(name string) *os.File {
 		w, err := os.Create(filepath.Join(dir, name))
@@ -265,40 +269,56 @@ func BenchmarkResumeDownload(b *testing.B) {
 		}
 		return w
 	}
-	var tUncut, tCut, tCurl, wCut, wCurl, aCut []float64
+	var tUncut, tIdle, tCut, tCurl, wCut, wCurl, aCut []float64
 	var resumes int
-	for b.Loop() {
-		w := write("uncut")
-		r := fetch(b, "http://"+uncut.Listen+"/"+f.name, w)
+	steadyRun := func(name string, p *toxiproxy.Proxy) fetchResult {
+		w := write(name)
+		r := fetch(b, "http://"+p.Listen+"/"+f.name, w)
 		w.Close()
 		if r.sum != f.sum {
-			b.Fatal("uncut download differs")
+			b.Fatalf("%s: the download differs", name)
 		}
-		tUncut = append(tUncut, r.took.Seconds())
-
-		w = write("cut")
-		r = fetch(b, "http://"+cutp.Listen+"/"+f.name, w)
-		w.Close()
-		if r.sum != f.sum {
-			b.Fatal("cut download differs")
-		}
-		tCut = append(tCut, r.took.Seconds())
-		wCut = append(wCut, float64(r.wire)/float64(size))
-		aCut = append(aCut, float64(r.alloc))
-		resumes = r.resumes
-
-		path := filepath.Join(dir, "curl")
-		os.Remove(path)
-		start := time.Now()
-		_, wire := curlResume(b, "http://"+cutp.Listen+"/"+f.name, path)
-		tCurl = append(tCurl, time.Since(start).Seconds())
-		wCurl = append(wCurl, float64(wire)/float64(size))
-		if got, err := os.ReadFile(path); err != nil || sha256.Sum256(got) != f.sum {
-			b.Fatal("curl's file differs")
+		return r
+	}
+	contenders := []func(){
+		func() { tUncut = append(tUncut, steadyRun("uncut", uncut).took.Seconds()) },
+		func() {
+			r := steadyRun("idle", idle)
+			if r.resumes != 0 {
+				b.Fatal("the toxic without a cut cut the download")
+			}
+			tIdle = append(tIdle, r.took.Seconds())
+		},
+		func() {
+			r := steadyRun("cut", cutp)
+			tCut = append(tCut, r.took.Seconds())
+			wCut = append(wCut, float64(r.wire)/float64(size))
+			aCut = append(aCut, float64(r.alloc))
+			resumes = r.resumes
+		},
+		func() {
+			path := filepath.Join(dir, "curl")
+			os.Remove(path)
+			start := time.Now()
+			_, wire := curlResume(b, "http://"+cutp.Listen+"/"+f.name, path)
+			tCurl = append(tCurl, time.Since(start).Seconds())
+			wCurl = append(wCurl, float64(wire)/float64(size))
+			if got, err := os.ReadFile(path); err != nil || sha256.Sum256(got) != f.sum {
+				b.Fatal("curl's file differs")
+			}
+		},
+	}
+	for round := 0; b.Loop(); round++ {
+		// Each round starts with the next contender, so that none always
+		// runs while the page cache writes back the one before.
+		for i := range contenders {
+			contenders[(round+i)%len(contenders)]()
 		}
 	}
-	mu, mc, mk := median(tUncut), median(tCut), median(tCurl)
+	mu, mc, mk, mi := median(tUncut), median(tCut), median(tCurl), median(tIdle)
 	b.ReportMetric(mu, "s-uncut")
+	b.ReportMetric(mi, "s-toxic-no-cut")
+	b.ReportMetric(mc/mi, "cut/toxic-no-cut")
 	b.ReportMetric(mc, "s-cut")
 	b.ReportMetric(mc/mu, "cut/uncut")
 	b.ReportMetric(median(wCut), "wire/size")
@@ -307,8 +327,8 @@ func BenchmarkResumeDownload(b *testing.B) {
 	b.ReportMetric(median(wCurl), "curl-wire/size")
 	b.ReportMetric(median(aCut), "alloc-B")
 	b.ReportMetric(float64(resumes), "resumes")
-	b.Logf("%d MiB cut every %d MiB, %d rounds: uncut %.2fs, steady cut %.2fs (%.3fx, wire %.4fx, %d resumes, %.0f B allocated), curl -C - loop %.2fs (%.3fx)",
-		size>>20, cut>>20, len(tUncut), mu, mc, mc/mu, median(wCut), resumes, median(aCut), mk, mk/mu)
+	b.Logf("%d MiB cut every %d MiB, %d rounds (medians): uncut %.2fs, same toxic without a cut %.2fs, steady cut %.2fs (%.3fx uncut, %.3fx toxic without cut; wire %.4fx size; %d resumes; %.0f B allocated), curl -C - loop %.2fs (%.3fx uncut, wire %.4fx)",
+		size>>20, cut>>20, len(tUncut), mu, mi, mc, mc/mu, mc/mi, median(wCut), resumes, median(aCut), mk, mk/mu, median(wCurl))
 }
 
 func median(v []float64) float64 {
