@@ -16,6 +16,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 )
@@ -606,6 +608,59 @@ func TestResumeCallersOwnRange(t *testing.T) {
 		reqs := s.requests()
 		if len(reqs) != 5 || reqs[1].Header.Get("Range") != "bytes=30000-" {
 			t.Errorf("%d requests, the first continuation asked %q; want 5, from byte 30000", len(reqs), reqs[1].Header.Get("Range"))
+		}
+	})
+}
+
+// A continuation is a re-send: a spent retry budget refuses it, with
+// ErrBudget, and nothing is sent.
+func TestResumeWithdrawsFromTheBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFileServer(50_000, "Etag", `"v1"`)
+		s.cut = 10_000
+		budget := &retry.Budget{Ratio: 0.01, MinPerSecond: -1, MaxTokens: 1}
+		tr := retry.New(s, retry.Policy{Budget: budget, Rand: constRand(0.5)})
+		_, err := readAll(t, tr, t.Context())
+		if !errors.Is(err, retry.ErrBudget) {
+			t.Fatalf("read ended with %v; want ErrBudget", err)
+		}
+		if n := len(s.requests()); n != 1 {
+			t.Errorf("%d requests; the budget refused the continuation", n)
+		}
+	})
+}
+
+// A continuation holds a slot of the concurrency gate for its attempt, like
+// any attempt: with the only slot taken, it waits.
+func TestResumeAcquiresTheGate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFileServer(50_000, "Etag", `"v1"`)
+		s.cut = 30_000
+		gate := semaphore.NewWeighted(1)
+		tr := retry.New(s, retry.Policy{Rand: constRand(0.5)})
+		resp, err := tr.RoundTrip(get(retry.WithGate(t.Context(), gate), api))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if !gate.TryAcquire(1) {
+			t.Fatal("the first attempt kept its slot after handing the response back")
+		}
+		done := make(chan error)
+		go func() {
+			_, err := io.ReadAll(resp.Body)
+			done <- err
+		}()
+		synctest.Wait()
+		if n := len(s.requests()); n != 1 {
+			t.Fatalf("%d requests sent while the gate was full", n)
+		}
+		gate.Release(1)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if n := len(s.requests()); n != 2 {
+			t.Errorf("%d requests; want the continuation once the slot was free", n)
 		}
 	})
 }
