@@ -111,28 +111,33 @@ func blob(n int) []byte {
 	return b
 }
 
-// Through the client's HTTP(), on real sockets: a body broken every 100 KB
-// arrives whole, one request per break.
+// Through Do and HTTP(), on real sockets: a body broken every 100 KB
+// arrives whole, one request per break, counted in the caller's Outcome.
 func TestResumeThroughTheClient(t *testing.T) {
 	data := blob(1 << 20)
 	srv, ranges := cuttingServer(t, data, 100_000, false)
 	cl := newClient(t, steady.Options{Policy: fast()})
-	ctx, out := retry.WithOutcome(t.Context())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/blob", nil)
-	resp, err := cl.HTTP().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || !bytes.Equal(got, data) {
-		t.Fatalf("read %d bytes, %v; want the %d sent, identical", len(got), err, len(data))
-	}
-	if n, want := ranges.Load(), int64(len(data)/100_000); n != want {
-		t.Errorf("%d Range requests; want %d, one per break", n, want)
-	}
-	if out.Resumes != int(ranges.Load()) {
-		t.Errorf("outcome says %d resumes; the server saw %d", out.Resumes, ranges.Load())
+	for name, send := range map[string]func(*http.Request) (*http.Response, error){
+		"HTTP": cl.HTTP().Do, "Do": cl.Do,
+	} {
+		ranges.Store(0)
+		ctx, out := retry.WithOutcome(t.Context())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/blob", nil)
+		resp, err := send(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%s: read %d bytes, %v; want the %d sent, identical", name, len(got), err, len(data))
+		}
+		if n, want := ranges.Load(), int64(len(data)/100_000); n != want {
+			t.Errorf("%s: %d Range requests; want %d, one per break", name, n, want)
+		}
+		if out.Resumes != int(ranges.Load()) {
+			t.Errorf("%s: the caller's outcome says %d resumes; the server saw %d", name, out.Resumes, ranges.Load())
+		}
 	}
 }
 

@@ -78,6 +78,10 @@ func WithOutcome(ctx context.Context) (context.Context, *Outcome) {
 	return context.WithValue(ctx, outcomeKey{}, o), o
 }
 
+// OutcomeFrom returns the Outcome ctx records into, or nil; a layer above
+// the transport uses it to share the caller's record instead of hiding it.
+func OutcomeFrom(ctx context.Context) *Outcome { return outcomeFrom(ctx) }
+
 func outcomeFrom(ctx context.Context) *Outcome {
 	o, _ := ctx.Value(outcomeKey{}).(*Outcome)
 	return o
