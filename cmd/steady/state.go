@@ -26,7 +26,8 @@ type harvestState struct {
 	Next    string `json:"next"` // the page to fetch next
 	Done    int    `json:"pages_done"`
 	Rows    int64  `json:"rows"`
-	Offset  int64  `json:"offset"` // bytes of the partial file that hold whole pages
+	Offset  int64  `json:"offset"`          // bytes of the partial file that hold whole pages
+	Total   int64  `json:"total,omitempty"` // rows the server announced; 0: none
 	// Columns is the CSV header written, nil while none is: an empty
 	// list is a header of _extra alone.
 	Columns []string `json:"columns"`
@@ -66,7 +67,8 @@ func loadState(path string) (*harvestState, error) {
 		return nil, err
 	}
 	var s harvestState
-	if err := json.Unmarshal(b, &s); err != nil || s.Version != stateVersion || s.Next == "" {
+	if err := json.Unmarshal(b, &s); err != nil || s.Version != stateVersion || s.Next == "" ||
+		s.Offset < 0 || s.Rows < 0 || s.Done < 0 || s.Total < 0 {
 		return nil, usagef("the state file %s is damaged or from another version; use --force to start over", path)
 	}
 	return &s, nil
