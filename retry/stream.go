@@ -87,7 +87,19 @@ func (b *streamBody) Read(p []byte) (int, error) {
 			continue
 		}
 		n, err := b.readOnce(p)
+		if st := &b.res; n > 0 && st.resumes > 0 && st.total >= 0 && st.offset+int64(n) > st.total {
+			// A continuation sent more than the length its Content-Range
+			// agreed on: the excess is not the body's.
+			n = int(st.total - st.offset)
+			b.err = b.refuse("the continuation sent more bytes than the body's length", http.StatusPartialContent, nil)
+			b.res.offset += int64(n)
+			b.closeCurrent()
+			return n, nil
+		}
 		if n > 0 {
+			if b.res.validator != "" {
+				b.res.keep(p[:n])
+			}
 			b.res.offset += int64(n)
 			b.res.fails = 0
 			if b.tr != nil {
