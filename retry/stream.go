@@ -91,8 +91,8 @@ func (b *streamBody) Read(p []byte) (int, error) {
 			// A continuation sent more than the length its Content-Range
 			// agreed on: the excess is not the body's.
 			n = int(st.total - st.offset)
+			st.offset += int64(n)
 			b.err = b.refuse("the continuation sent more bytes than the body's length", http.StatusPartialContent, nil)
-			b.res.offset += int64(n)
 			b.closeCurrent()
 			return n, nil
 		}
