@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,6 +65,17 @@ type fetchResult struct {
 	attempts int
 	alloc    uint64 // bytes allocated during the download
 	took     time.Duration
+	cpu      time.Duration // CPU time of this process (user and system) during it
+}
+
+// cpuTime is the CPU time this process has used so far. On a loaded
+// machine it measures the client's own work where wall time swings.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // fetch downloads url with steady into w (nil: only hashed).
@@ -78,6 +90,7 @@ func fetch(t testing.TB, url string, w io.Writer) fetchResult {
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	cpu0 := cpuTime()
 	start := time.Now()
 	ctx, out := retry.WithOutcome(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -93,12 +106,13 @@ func fetch(t testing.TB, url string, w io.Writer) fetchResult {
 	n, err := io.Copy(dst, resp.Body)
 	resp.Body.Close()
 	took := time.Since(start)
+	cpu := cpuTime() - cpu0
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatalf("download of %s ended after %d bytes: %v", url, n, err)
 	}
 	r := fetchResult{n: n, wire: wire.load(), resumes: out.Resumes, attempts: out.Attempts,
-		alloc: after.TotalAlloc - before.TotalAlloc, took: took}
+		alloc: after.TotalAlloc - before.TotalAlloc, took: took, cpu: cpu}
 	copy(r.sum[:], h.Sum(nil))
 	return r
 }
@@ -216,11 +230,14 @@ func buildSteady(t *testing.T) string {
 // curlResume downloads url to path with curl -C - in a loop, as a user
 // scripts it: each run continues the file; the loop ends when curl
 // succeeds. It returns the runs and the bytes curl received.
-func curlResume(b *testing.B, url, path string) (runs int, wire int64) {
+func curlResume(b *testing.B, url, path string) (runs int, wire int64, cpu time.Duration) {
 	b.Helper()
 	for runs = 1; runs <= 100; runs++ {
 		cmd := exec.Command("curl", "-sS", "-C", "-", "-o", path, "-w", "%{size_download} %{size_header}", url)
 		out, err := cmd.Output()
+		if cmd.ProcessState != nil {
+			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		}
 		fields := strings.Fields(string(out))
 		if len(fields) == 2 {
 			body, _ := strconv.ParseInt(fields[0], 10, 64)
@@ -228,14 +245,14 @@ func curlResume(b *testing.B, url, path string) (runs int, wire int64) {
 			wire += body + head
 		}
 		if err == nil {
-			return runs, wire
+			return runs, wire, cpu
 		}
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 18 { // 18: partial file
 			b.Fatalf("curl: %v", err)
 		}
 	}
 	b.Fatal("curl did not finish in 100 runs")
-	return 0, 0
+	return 0, 0, 0
 }
 
 // BenchmarkResumeDownload: a large file from nginx through toxiproxy, cut
@@ -269,7 +286,7 @@ func BenchmarkResumeDownload(b *testing.B) {
 		}
 		return w
 	}
-	var tUncut, tIdle, tCut, tCurl, wCut, wCurl, aCut []float64
+	var tUncut, tIdle, tCut, tCurl, wCut, wCurl, aCut, cUncut, cCut, cCurl []float64
 	var resumes int
 	steadyRun := func(name string, p *toxiproxy.Proxy) fetchResult {
 		w := write(name)
@@ -281,7 +298,11 @@ func BenchmarkResumeDownload(b *testing.B) {
 		return r
 	}
 	contenders := []func(){
-		func() { tUncut = append(tUncut, steadyRun("uncut", uncut).took.Seconds()) },
+		func() {
+			r := steadyRun("uncut", uncut)
+			tUncut = append(tUncut, r.took.Seconds())
+			cUncut = append(cUncut, r.cpu.Seconds())
+		},
 		func() {
 			r := steadyRun("idle", idle)
 			if r.resumes != 0 {
@@ -292,6 +313,7 @@ func BenchmarkResumeDownload(b *testing.B) {
 		func() {
 			r := steadyRun("cut", cutp)
 			tCut = append(tCut, r.took.Seconds())
+			cCut = append(cCut, r.cpu.Seconds())
 			wCut = append(wCut, float64(r.wire)/float64(size))
 			aCut = append(aCut, float64(r.alloc))
 			resumes = r.resumes
@@ -300,8 +322,9 @@ func BenchmarkResumeDownload(b *testing.B) {
 			path := filepath.Join(dir, "curl")
 			os.Remove(path)
 			start := time.Now()
-			_, wire := curlResume(b, "http://"+cutp.Listen+"/"+f.name, path)
+			_, wire, cpu := curlResume(b, "http://"+cutp.Listen+"/"+f.name, path)
 			tCurl = append(tCurl, time.Since(start).Seconds())
+			cCurl = append(cCurl, cpu.Seconds())
 			wCurl = append(wCurl, float64(wire)/float64(size))
 			if got, err := os.ReadFile(path); err != nil || sha256.Sum256(got) != f.sum {
 				b.Fatal("curl's file differs")
@@ -327,6 +350,11 @@ func BenchmarkResumeDownload(b *testing.B) {
 	b.ReportMetric(median(wCurl), "curl-wire/size")
 	b.ReportMetric(median(aCut), "alloc-B")
 	b.ReportMetric(float64(resumes), "resumes")
+	b.ReportMetric(median(cUncut), "cpu-s-uncut")
+	b.ReportMetric(median(cCut), "cpu-s-cut")
+	b.ReportMetric(median(cCurl), "cpu-s-curl")
+	b.Logf("CPU time of the client (medians): steady uncut %.2fs, steady cut %.2fs (%.3fx), curl loop %.2fs",
+		median(cUncut), median(cCut), median(cCut)/median(cUncut), median(cCurl))
 	b.Logf("%d MiB cut every %d MiB, %d rounds (medians): uncut %.2fs, same toxic without a cut %.2fs, steady cut %.2fs (%.3fx uncut, %.3fx toxic without cut; wire %.4fx size; %d resumes; %.0f B allocated), curl -C - loop %.2fs (%.3fx uncut, wire %.4fx)",
 		size>>20, cut>>20, len(tUncut), mu, mi, mc, mc/mu, mc/mi, median(wCut), resumes, median(aCut), mk, mk/mu, median(wCurl))
 }
