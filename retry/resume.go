@@ -257,7 +257,9 @@ func (b *streamBody) continueAfter(cause error) error {
 			return b.fail(stop, 0, cause)
 		}
 		if p.Reporter != nil {
-			c.emit(progress.Event{Kind: progress.RetryScheduled, Attempt: b.attempts, ErrClass: class,
+			// Numbered like the attempts the policy bounds: those since data
+			// last arrived, so a long download's fifth resume is not "5/4".
+			c.emit(progress.Event{Kind: progress.RetryScheduled, Attempt: st.fails, ErrClass: class,
 				Err: errText(cause), Wait: wait, Reason: resumeReason(k), Bytes: k})
 		}
 		if err := sleepCtx(ctx, wait); err != nil {
