@@ -219,6 +219,13 @@ func TestResumeContinuesABrokenBody(t *testing.T) {
 		if got := ev.reasons(progress.RetryScheduled); !equal(got, want) {
 			t.Errorf("retry reasons %q; want %q", got, want)
 		}
+		ev.mu.Lock()
+		for _, e := range ev.es {
+			if e.Kind == progress.RetryScheduled && (e.Attempt != 1 || e.Bytes == 0) {
+				t.Errorf("resume event %+v: want attempt 1 (each break follows progress) and the byte offset", e)
+			}
+		}
+		ev.mu.Unlock()
 		if got := ev.reasons(progress.RequestStarted); len(got) != 1 {
 			t.Errorf("%d RequestStarted events; a continuation is not a new request", len(got))
 		}
