@@ -23,6 +23,7 @@ type Client struct {
 	pool  http.RoundTripper // the bottom transport, shared by copies from With
 	retry *retry.Transport
 	http  *http.Client
+	red   *credentials.Redactor // the keys' values: every text the client writes goes through it
 	gate  *semaphore.Weighted
 	err   error // options that did not validate (With), else nil
 }
@@ -38,10 +39,13 @@ func New(opt Options) (*Client, error) {
 	return build(opt, pool)
 }
 
-// FromEnv returns a client whose retry policy, stall budget, concurrency and
-// API key come from the environment variables <prefix>_RETRIES,
-// <prefix>_STALL_TIMEOUT, <prefix>_CONCURRENT and <prefix>_API_KEY (prefix ""
-// means STEADY), where set; opt supplies everything else. A bad value is a
+// FromEnv returns a client whose retry policy, stall budget, concurrency,
+// timeouts and API key come from the environment variables <prefix>_RETRIES,
+// <prefix>_STALL_TIMEOUT, <prefix>_CONCURRENT, <prefix>_CONNECT_TIMEOUT,
+// <prefix>_READ_TIMEOUT, <prefix>_MAX_RETRY_AFTER and <prefix>_API_KEY
+// (prefix "" means STEADY), where set; opt supplies everything else.
+// <prefix>_MAX_TIME bounds a whole call, which is the caller's context
+// deadline to set: it is read (and checked) but not applied here. A bad value is a
 // *config.ConfigurationError naming the variable. An API key fills every key
 // in opt.Keys that has no value; a key with nowhere to go is an error, since
 // steady never guesses which host may receive it.
@@ -68,6 +72,20 @@ func ApplySettings(opt Options, s config.Settings, prefix string) Options {
 	}
 	if s.Explicit.Has(config.VarConcurrent) {
 		opt.Concurrency = s.Concurrent
+	}
+	if s.Explicit.Has(config.VarConnectTimeout) {
+		opt.ConnectTimeout = s.ConnectTimeout
+	}
+	if s.Explicit.Has(config.VarReadTimeout) {
+		// One setting bounds both silences of an attempt: before the headers
+		// and inside the body. 0 disables both.
+		opt.ResponseHeaderTimeout, opt.Policy.ReadTimeout = s.ReadTimeout, s.ReadTimeout
+		if s.ReadTimeout == 0 {
+			opt.ResponseHeaderTimeout, opt.Policy.ReadTimeout = -1, -1
+		}
+	}
+	if s.Explicit.Has(config.VarMaxRetryAfter) {
+		opt.Policy.MaxRetryAfter = s.MaxRetryAfter
 	}
 	if s.APIKey != "" {
 		keys := make([]credentials.Key, len(opt.Keys))
@@ -112,20 +130,33 @@ func build(opt Options, pool http.RoundTripper) (*Client, error) {
 		}
 		base = u
 	}
-	var rt http.RoundTripper = userAgent{next: pool, ua: opt.UserAgent}
-	if len(opt.Keys) > 0 {
-		rt = credentials.NewTransport(rt, opt.Keys...)
-	}
-	rtr := retry.New(rt, opt.Policy)
+	// From the top (ADR 131): http.Client, retry, User-Agent, credentials,
+	// the pool. Credentials sits right above the pool, so every layer of
+	// steady's sees only key-free requests, and it decides on every attempt
+	// of every hop; it is there even without keys, to scope credentials set
+	// by hand.
+	red := credentials.NewRedactor(keyValues(opt.Keys)...)
+	policy := opt.Policy
+	policy.Reporter = redactReporter(policy.Reporter, red)
+	rtr := retry.New(userAgent{next: credentials.NewTransport(pool, opt.Keys...), ua: opt.UserAgent}, policy)
 	c := &Client{
 		opt:   opt,
 		base:  base,
 		pool:  pool,
 		retry: rtr,
-		http:  &http.Client{Transport: rtr, CheckRedirect: checkRedirect},
+		red:   red,
 		gate:  semaphore.NewWeighted(int64(opt.Concurrency)),
 	}
+	c.http = &http.Client{Transport: rtr, CheckRedirect: c.checkRedirect}
 	return c, nil
+}
+
+func keyValues(keys []credentials.Key) []string {
+	v := make([]string, len(keys))
+	for i, k := range keys {
+		v[i] = k.Value
+	}
+	return v
 }
 
 // newPool returns the tuned bottom transport.
@@ -139,7 +170,7 @@ func newPool(opt Options) *http.Transport {
 		MaxIdleConnsPerHost:   opt.Concurrency, // the default of 2 would redial for every fan-out item
 		IdleConnTimeout:       90 * 1e9,
 		TLSHandshakeTimeout:   opt.ConnectTimeout,
-		ResponseHeaderTimeout: opt.ResponseHeaderTimeout,
+		ResponseHeaderTimeout: max(opt.ResponseHeaderTimeout, 0), // negative: no bound, which net/http spells 0
 		ExpectContinueTimeout: 1e9,
 	}
 }
@@ -165,12 +196,12 @@ func (e *RedirectError) Error() string {
 // checkRedirect follows at most ten redirects and never from https to http:
 // a downgrade would expose the request to the network even with the key
 // withheld.
-func checkRedirect(req *http.Request, via []*http.Request) error {
+func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= MaxRedirects {
-		return &RedirectError{Hops: len(via), URL: credentials.RedactURL(req.URL)}
+		return &RedirectError{Hops: len(via), URL: c.red.URL(req.URL)}
 	}
 	if prev := via[len(via)-1]; prev.URL.Scheme == "https" && req.URL.Scheme != "https" {
-		return &RedirectError{Hops: len(via), URL: credentials.RedactURL(req.URL), Downgrade: true}
+		return &RedirectError{Hops: len(via), URL: c.red.URL(req.URL), Downgrade: true}
 	}
 	return nil
 }
@@ -200,6 +231,11 @@ func (u userAgent) CloseIdleConnections() {
 // API client. Its redirects are followed by net/http, each hop through the
 // credentials and retry layers.
 func (c *Client) HTTP() *http.Client { return c.http }
+
+// Redactor returns the client's redactor, made once from its keys: the one
+// every error and event of the client goes through. Programs use it for
+// the texts and files they write themselves.
+func (c *Client) Redactor() *credentials.Redactor { return c.red }
 
 // Options returns the client's options, defaults applied.
 func (c *Client) Options() Options { return c.opt }
@@ -259,7 +295,7 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 	}
 	ref, err := url.Parse(path)
 	if err != nil {
-		return nil, fmt.Errorf("steady: invalid path %q: %w", credentials.RedactURLString(path), err)
+		return nil, fmt.Errorf("steady: invalid path %q: %w", c.red.URLString(path), c.red.Error(err))
 	}
 	u := ref
 	if c.base != nil {
@@ -272,7 +308,7 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 		}
 	}
 	if !u.IsAbs() || u.Host == "" {
-		return nil, fmt.Errorf("steady: %q is not an absolute URL and the client has no BaseURL", credentials.RedactURL(u))
+		return nil, fmt.Errorf("steady: %q is not an absolute URL and the client has no BaseURL", c.red.URL(u))
 	}
 	if len(query) > 0 {
 		q := u.Query()

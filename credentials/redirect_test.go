@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/internal/wiretest"
 )
 
 // seen is what a test server received.
@@ -80,9 +81,13 @@ func newWorld(t *testing.T, keys ...credentials.Key) *world {
 			io.WriteString(rw, "ok")
 		}
 	})
-	api := httptest.NewTLSServer(handler)
-	evil := httptest.NewTLSServer(handler)
-	plain := httptest.NewServer(handler)
+	// Every request is watched: no key may reach an origin that does not
+	// accept it (internal/wiretest).
+	watch := wiretest.For(t)
+	watch.Key(keys...)
+	api := httptest.NewTLSServer(watch.Handler(handler))
+	evil := httptest.NewTLSServer(watch.Handler(handler))
+	plain := httptest.NewServer(watch.Handler(handler))
 
 	addrs := map[string]string{
 		"api.example.com:443":  api.Listener.Addr().String(),
@@ -251,7 +256,7 @@ func TestRedirectsWithRealServers(t *testing.T) {
 func TestLoopbackHTTPOptIn(t *testing.T) {
 	t.Parallel()
 	var rec recorder
-	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	srv := wiretest.For(t).Server(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		rec.add(r)
 		if to := r.URL.Query().Get("to"); to != "" {
 			http.Redirect(rw, r, to, http.StatusFound)
@@ -265,6 +270,7 @@ func TestLoopbackHTTPOptIn(t *testing.T) {
 	byName := "http://localhost:" + strings.TrimPrefix(srv.URL, "http://127.0.0.1:")
 
 	k := credentials.Key{Header: "X-Api-Key", Value: secret, Hosts: []string{byIP}}
+	wiretest.For(t).Key(k)
 	client := &http.Client{Transport: credentials.NewTransport(srv.Client().Transport, k)}
 	defer client.CloseIdleConnections()
 

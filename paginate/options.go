@@ -2,6 +2,7 @@ package paginate
 
 import (
 	"fmt"
+	"github.com/steadyhttp/steady/credentials"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +15,18 @@ import (
 // reads JSON. Use it for pages that are not JSON (with [LinkHeader]) or when
 // you decode Page.Body yourself.
 const NoItems = "-"
+
+// FindItems, as [Options.Items], finds the items where they are on the
+// first page: the page itself when it is an array, else the first of the
+// top-level members named in [ItemKeys] that holds an array. The path found
+// holds for the rest of the walk; [Summary.Detected] says which it was. A
+// first page with none of them is [ErrNoItems].
+const FindItems = "*"
+
+// ItemKeys are the members [FindItems] looks for, in order of preference:
+// GeoJSON, OGC API Features and STAC ("features"), then the common names
+// of other APIs.
+var ItemKeys = []string{"features", "items", "data", "results"}
 
 // DefaultMaxPageBytes bounds a page's body when [Options.MaxPageBytes] is 0.
 const DefaultMaxPageBytes = 64 << 20
@@ -29,8 +42,9 @@ type Options struct {
 
 	// Items is where each page's items are: a dotted path of object keys
 	// such as "features", "data" or "result.items" ("" means the page is
-	// a top-level array; [NoItems] means there are none to find). A key
-	// containing a dot cannot be named.
+	// a top-level array; [NoItems] means there are none to find;
+	// [FindItems] finds them on the first page). A key containing a dot
+	// cannot be named.
 	Items string
 
 	// TotalField is where the first page announces how many items the
@@ -68,7 +82,7 @@ type Options struct {
 	// [credentials.Redacted]: as written, query- or path-escaped, and
 	// inside base64 (the Basic Authorization a server echoes back). Empty
 	// strings are ignored. Do not print the Options themselves.
-	Secrets []string
+	Secrets credentials.Secrets
 }
 
 // plan is the options checked and worked out once per walk.
@@ -81,8 +95,13 @@ type plan struct {
 	// mask says which are wanted.
 	paths [2][]string
 	mask  uint8
+	// findItems: the items path is found on the first page ([FindItems]).
+	// auto: the strategy is chosen on the first page that names a next
+	// one ([Auto]); next is nil until then. detected says what was found.
+	findItems, auto bool
+	detected        Detected
 	// redact hides Options.Secrets in errors and events.
-	redact *redactor
+	redact *credentials.Redactor
 	// total is Options.TotalField split; nil means the defaults.
 	total []string
 	// client is the walk's client with the policy on its redirects.
@@ -110,9 +129,12 @@ func newPlan(req *http.Request, opt Options) (*plan, error) {
 	if opt.MaxPages < 0 || opt.MaxRows < 0 {
 		return nil, optionsError("MaxPages and MaxRows cannot be negative")
 	}
-	p := &plan{next: opt.Next, limit: opt.MaxPageBytes, redact: newRedactor(opt.Secrets)}
+	p := &plan{next: opt.Next, limit: opt.MaxPageBytes, redact: credentials.NewRedactor(opt.Secrets...)}
 	if p.next == nil {
 		p.next = LinkHeader
+	}
+	if _, ok := p.next.(autoNext); ok {
+		p.auto = true
 	}
 	if v, ok := p.next.(validator); ok {
 		if err := v.validate(); err != nil {
@@ -125,7 +147,9 @@ func newPlan(req *http.Request, opt Options) (*plan, error) {
 	default:
 		p.limit = max(p.limit, -1)
 	}
-	if opt.Items != NoItems {
+	if opt.Items == FindItems {
+		p.findItems, p.mask = true, 1
+	} else if opt.Items != NoItems {
 		path, err := splitPath(opt.Items, "Items")
 		if err != nil {
 			return nil, err

@@ -74,6 +74,20 @@ type Summary struct {
 	// none. A complete walk that yielded fewer, with no cap to explain
 	// it, fell short of what the server said it holds.
 	Total int64
+	// Detected is what [Auto] and [FindItems] found; zero fields for what
+	// was not asked for or not yet found.
+	Detected Detected
+}
+
+// Detected is what a walk found out for itself about the pages.
+type Detected struct {
+	// Next is the strategy [Auto] chose: "link" or "json-links"; "" until
+	// a page named a next one.
+	Next string
+	// Items is the dotted items path [FindItems] found ("" for a top-level
+	// array), valid when ItemsFound is set.
+	Items      string
+	ItemsFound bool
 }
 
 // rateLimitHeaders are the response headers a summary keeps.
@@ -123,9 +137,9 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 			yield(nil, err)
 			return
 		}
-		pl.client = guardRedirects(w.client, pl.policy)
+		guard := newLoopGuard(pl.redact, pl.first)
+		pl.client = guardRedirects(w.client, pl.policy, guard)
 		reqCtx := liveness.WithBodyInAttempt(ctx, pl.limit)
-		seen := map[string]struct{}{pl.first.String(): {}}
 		var hints hints
 		u := pl.first
 		for n := 1; ; n++ {
@@ -135,19 +149,28 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 				return
 			}
 			p, err := w.fetch(reqCtx, pl, u, n, &hints)
+			if err == nil && guard.landed(u, p.URL) {
+				// The link redirected to a page already received: the
+				// page is not delivered again.
+				err = &Error{Err: ErrLoop, Page: n, URL: pl.redact.URL(u), Link: pl.redact.URL(p.URL),
+					Detail: "the link redirected to a page already received"}
+				w.stopAt(nil)
+				yield(nil, walkError(pl.redact, err))
+				return
+			}
 			if err != nil {
 				w.stopAt(u)
 				if ctx.Err() != nil {
 					err = ctx.Err()
 				} else {
-					err = pl.redact.walkError(err)
+					err = walkError(pl.redact, err)
 				}
 				yield(nil, err)
 				return
 			}
-			next, linkErr := w.nextURL(pl, p, seen)
+			next, linkErr := w.nextURL(pl, p, guard)
 			if linkErr != nil {
-				linkErr = pl.redact.walkError(linkErr)
+				linkErr = walkError(pl.redact, linkErr)
 			}
 			p.Next = next
 			stop, trimmed := false, 0
@@ -172,6 +195,7 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 			w.sum.Trimmed = trimmed
 			w.sum.Complete = next == nil && linkErr == nil && trimmed == 0
 			w.sum.Next = next
+			w.sum.Detected = pl.detected
 			w.lastHeader = p.Header
 			w.mu.Unlock()
 			w.report(ctx, pl, p)
@@ -199,8 +223,8 @@ func (w *Walk) stopAt(u *url.URL) {
 
 // nextURL asks the strategy for the next link of p and puts it through the
 // policy and the loop guard. It returns nil, nil on the last page.
-func (w *Walk) nextURL(pl *plan, p *Page, seen map[string]struct{}) (*url.URL, error) {
-	href, err := pl.next.NextLink(p)
+func (w *Walk) nextURL(pl *plan, p *Page, guard *loopGuard) (*url.URL, error) {
+	href, err := pl.nextLink(p)
 	if err == nil && href == "" {
 		return nil, nil
 	}
@@ -209,11 +233,12 @@ func (w *Walk) nextURL(pl *plan, p *Page, seen map[string]struct{}) (*url.URL, e
 		next, err = pl.policy.Resolve(href, p.URL)
 	}
 	if err == nil {
-		key := next.String()
-		if _, dup := seen[key]; dup {
+		// A link that echoes a secret is followed without it: the
+		// credentials layer attaches the key where it belongs.
+		next = pl.redact.KeyFree(next)
+		if guard.see(next) {
 			err = &Error{Err: ErrLoop, Link: credentials.RedactURL(next)}
 		}
-		seen[key] = struct{}{}
 	}
 	if err != nil {
 		e, ok := err.(*Error)
@@ -224,6 +249,22 @@ func (w *Walk) nextURL(pl *plan, p *Page, seen map[string]struct{}) (*url.URL, e
 		return nil, e
 	}
 	return next, nil
+}
+
+// nextLink asks the walk's strategy for p's next link; under [Auto], the
+// first page that names one decides the strategy for the rest.
+func (pl *plan) nextLink(p *Page) (string, error) {
+	if !pl.auto {
+		return pl.next.NextLink(p)
+	}
+	if pl.detected.Next != "" {
+		return pl.next.NextLink(p)
+	}
+	href, chosen, err := detectNext(p)
+	if chosen != nil {
+		pl.next, pl.detected.Next = chosen, strategyName(chosen)
+	}
+	return href, err
 }
 
 func (w *Walk) report(ctx context.Context, pl *plan, p *Page) {
@@ -245,7 +286,7 @@ func (w *Walk) report(ctx context.Context, pl *plan, p *Page) {
 	progress.Emit(w.opt.Reporter, progress.Event{
 		Kind:       progress.PageReceived,
 		Method:     method,
-		URL:        pl.redact.urlText(p.URL),
+		URL:        pl.redact.URL(p.URL),
 		Host:       p.URL.Host,
 		Status:     p.Status,
 		Done:       p.Number,

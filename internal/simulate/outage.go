@@ -69,6 +69,9 @@ func OutagePolicies() []OutagePolicy {
 type OutageConfig struct {
 	// Clients is the number of independent clients (0: 1000).
 	Clients int
+	// Progress, when set, is called as each policy's run ends, with its
+	// name, the runs done and the runs in all; calls never overlap.
+	Progress func(policy string, done, total int)
 	// Rate is each client's requests a second, issued as a Poisson process
 	// (0: 50).
 	Rate float64
@@ -287,11 +290,19 @@ func Outage(cfg OutageConfig) (OutageResult, error) {
 	res := OutageResult{Config: cfg, Runs: make([]OutageRun, len(cfg.Policies))}
 	slots := make(chan struct{}, min(runtime.GOMAXPROCS(0), len(cfg.Policies)))
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
 	for i, p := range cfg.Policies {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
 			res.Runs[i] = newOutageSim(&cfg, p).run()
+			if cfg.Progress != nil {
+				mu.Lock()
+				done++
+				cfg.Progress(p.Name, done, len(cfg.Policies))
+				mu.Unlock()
+			}
 		})
 	}
 	wg.Wait()
