@@ -250,6 +250,10 @@ func (b *streamBody) continueAfter(cause error) error {
 				stop = ErrStalled
 			}
 		}
+		// A wait that cannot end before the deadline is not started.
+		if dl, ok := ctx.Deadline(); stop == nil && ok && wait > time.Until(dl) {
+			stop = ErrDeadline
+		}
 		if stop == nil && p.Budget != nil && !p.Budget.Withdraw(time.Now()) {
 			stop = ErrBudget
 		}

@@ -715,3 +715,27 @@ func TestResumeRefusesBytesPastTheLength(t *testing.T) {
 		}
 	})
 }
+
+// A continuation whose backoff cannot end before the caller's deadline is
+// not waited for: the read fails at once with ErrDeadline, which is also
+// context.DeadlineExceeded, and nothing more is sent.
+func TestResumeWaitBeyondTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFileServer(50_000, "Etag", `"v1"`)
+		s.cut = 10_000
+		tr := retry.New(s, retry.Policy{InitialBackoff: 10 * time.Second, MaxBackoff: 10 * time.Second, Rand: constRand(0.5)})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		start := time.Now()
+		got, err := readAll(t, tr, ctx)
+		if !errors.Is(err, retry.ErrDeadline) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("read ended with %v; want ErrDeadline", err)
+		}
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("waited %v before giving up; a wait past the deadline is not started", waited)
+		}
+		if len(got) != 10_000 || len(s.requests()) != 1 {
+			t.Errorf("%d bytes, %d requests; want the 10000 that arrived and no continuation", len(got), len(s.requests()))
+		}
+	})
+}
