@@ -25,7 +25,12 @@ import (
 // many attempts were made and why retrying stopped. Failures without a
 // response are the retry layer's [*retry.Error] or the context's error.
 func (c *Client) Do(req *http.Request) (*http.Response, error) {
-	ctx, out := retry.WithOutcome(req.Context())
+	// The caller's own Outcome, when it asked for one, is the one filled:
+	// a body's resumes are counted there while it is read.
+	ctx, out := req.Context(), retry.OutcomeFrom(req.Context())
+	if out == nil {
+		ctx, out = retry.WithOutcome(ctx)
+	}
 	resp, err := c.http.Do(req.WithContext(ctx))
 	if err != nil {
 		return nil, c.red.With(c.secrets(req.URL)...).Error(unwrapURLError(err))

@@ -31,33 +31,6 @@ func discard(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// trackedBody marks progress on a shared tracker on every read that returns
-// data.
-type trackedBody struct {
-	rc io.ReadCloser
-	tr *liveness.Tracker
-}
-
-func (b *trackedBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	if n > 0 {
-		b.tr.Mark()
-	}
-	return n, err
-}
-
-func (b *trackedBody) Close() error { return b.rc.Close() }
-
-// wrapBody marks the response as progress on tr and makes reads of its body
-// count too. Switching-protocol bodies are writable and are left alone.
-func wrapBody(resp *http.Response, tr *liveness.Tracker) {
-	tr.Mark()
-	if resp.Body == nil || resp.Body == http.NoBody || resp.StatusCode == http.StatusSwitchingProtocols {
-		return
-	}
-	resp.Body = &trackedBody{rc: resp.Body, tr: tr}
-}
-
 // BufferedBody is the body of a response that the transport read inside the
 // attempt (see [liveness.WithBodyInAttempt]). Bytes returns it without a
 // copy; reading it works like any body.
@@ -101,19 +74,26 @@ func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel 
 		timer = time.AfterFunc(idle, func() { cancel(errIdle) })
 		defer timer.Stop()
 	}
-	size := 512
-	if cl := resp.ContentLength; cl > 0 && (limit < 0 || cl <= limit) {
-		size = int(min(cl+1, 64<<20))
+	// The buffer grows with what arrives, never with what the server
+	// claims: a Content-Length is a promise, and a liar's promise of
+	// gigabytes must cost nothing until the bytes come. A known length
+	// only caps the first chunk, so a small body takes one small read.
+	size := initialRead
+	if cl := resp.ContentLength; cl >= 0 && cl < int64(size) {
+		size = int(cl) + 1 // +1 to see the EOF in the same read
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	chunk := make([]byte, 32<<10)
+	var buf bytes.Buffer
+	chunk := make([]byte, size)
 	for {
 		n, err := resp.Body.Read(chunk)
 		if n > 0 {
 			if limit >= 0 && int64(buf.Len()+n) > limit {
 				return nil, &liveness.BodyTooLargeError{Limit: limit}
 			}
-			buf.Write(chunk[:n])
+			buf.Write(chunk[:n]) // bytes.Buffer doubles: amortised linear in what arrived
+			if n == len(chunk) && len(chunk) < maxRead {
+				chunk = make([]byte, min(2*len(chunk), maxRead))
+			}
 			if tr != nil {
 				tr.Mark()
 			}
@@ -132,5 +112,12 @@ func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel 
 		}
 	}
 }
+
+// initialRead and maxRead bound the read buffer of readInAttempt: it
+// starts small and doubles while reads fill it, up to maxRead.
+const (
+	initialRead = 4 << 10
+	maxRead     = 256 << 10
+)
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

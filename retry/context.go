@@ -65,6 +65,10 @@ type Outcome struct {
 	Waited time.Duration
 	// Cause is the last failure without a response, nil if none.
 	Cause error
+	// Resumes counts the continuations of a broken body with a Range
+	// request. It and the fields above are updated while the caller reads
+	// the body, so read them after the body ended.
+	Resumes int
 }
 
 // WithOutcome returns a context that records the outcome of the call made
@@ -73,6 +77,10 @@ func WithOutcome(ctx context.Context) (context.Context, *Outcome) {
 	o := new(Outcome)
 	return context.WithValue(ctx, outcomeKey{}, o), o
 }
+
+// OutcomeFrom returns the Outcome ctx records into, or nil; a layer above
+// the transport uses it to share the caller's record instead of hiding it.
+func OutcomeFrom(ctx context.Context) *Outcome { return outcomeFrom(ctx) }
 
 func outcomeFrom(ctx context.Context) *Outcome {
 	o, _ := ctx.Value(outcomeKey{}).(*Outcome)

@@ -105,6 +105,7 @@ type call struct {
 	waited  time.Duration
 	cause   error  // the last failure without a response
 	url     string // redacted, computed on first use
+	cont    bool   // a Range request continuing a broken body (resume.go)
 	// tracer is the Reporter when it is a progress.Tracer; actx is the
 	// context it gave the attempt in flight, nil between attempts.
 	tracer progress.Tracer
@@ -158,10 +159,10 @@ func (c *call) run() (*http.Response, error) {
 		whyNot = "the request body cannot be replayed (no GetBody)"
 	}
 
-	if p.Budget != nil {
+	if p.Budget != nil && !c.cont {
 		p.Budget.Deposit()
 	}
-	if rep != nil {
+	if rep != nil && !c.cont {
 		c.emit(progress.Event{Kind: progress.RequestStarted})
 	}
 	host := req.URL.Host
@@ -244,11 +245,7 @@ func (c *call) run() (*http.Response, error) {
 			if p.Pace || rep != nil {
 				c.observeQuota(resp, route, sent)
 			}
-			if shared && !inAttempt {
-				wrapBody(resp, c.tracker)
-			} else if shared {
-				c.tracker.Mark()
-			}
+			c.handOver(resp, attempt, shared, inAttempt)
 			c.finish(attempt, nil, resp.StatusCode, 0, nil)
 			if rep != nil {
 				c.emit(progress.Event{Kind: progress.RequestFinished, Attempt: attempt, Status: resp.StatusCode})
@@ -362,9 +359,7 @@ func (c *call) run() (*http.Response, error) {
 					Err: errText(cause), Reason: text, Wait: hint, Stop: stop})
 			}
 			if resp != nil {
-				if shared {
-					wrapBody(resp, c.tracker)
-				}
+				c.handOver(resp, attempt, shared, false)
 				return resp, nil
 			}
 			return nil, &Error{Method: req.Method, URL: c.redacted(), Attempts: attempt, Reason: stop,

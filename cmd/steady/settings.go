@@ -172,6 +172,13 @@ func options(policy retry.Policy, s config.Settings) steady.Options {
 	if s.ReadTimeout == 0 {
 		opt.ResponseHeaderTimeout, policy.ReadTimeout = -1, -1
 	}
+	// A body silent for longer than the stall budget could never be
+	// followed by a re-send, so a read timeout left at its default is cut
+	// to the budget: STEADY_STALL_TIMEOUT=2 ends a body that stops within
+	// seconds, not minutes (ADR 150).
+	if !s.Explicit.Has(config.VarReadTimeout) && s.StallTimeout > 0 && s.StallTimeout < s.ReadTimeout {
+		policy.ReadTimeout = s.StallTimeout
+	}
 	opt.Policy = policy
 	return opt
 }
@@ -181,6 +188,11 @@ func options(policy retry.Policy, s config.Settings) steady.Options {
 // policy from the settings (pacing on, as a command-line user expects), and
 // the API key, if one is set, scoped to target's own host.
 func (g *globals) clientFor(target *url.URL, policy retry.Policy, handKeys ...credentials.Key) (*steady.Client, progress.Renderer, error) {
+	return g.clientWith(target, policy, g.renderer, handKeys...)
+}
+
+// clientWith is clientFor with the renderer chosen by pick.
+func (g *globals) clientWith(target *url.URL, policy retry.Policy, pick func(*url.URL, config.Settings) progress.Renderer, handKeys ...credentials.Key) (*steady.Client, progress.Renderer, error) {
 	s, err := g.settings()
 	if err != nil {
 		return nil, nil, err
@@ -196,7 +208,7 @@ func (g *globals) clientFor(target *url.URL, policy retry.Policy, handKeys ...cr
 		opt.Keys = append(opt.Keys, key)
 	}
 	opt.Keys = append(opt.Keys, handKeys...)
-	r := g.renderer(target, s)
+	r := pick(target, s)
 	opt.Reporter = r
 	c, err := steady.New(opt)
 	if err != nil {
@@ -275,6 +287,12 @@ func (g *globals) renderer(target *url.URL, s config.Settings) progress.Renderer
 		opt.KeyHosts = []string{target.Host}
 	}
 	return progress.Auto(g.stderr, opt)
+}
+
+// downloadRenderer is the byte renderer get shows on stderr.
+func (g *globals) downloadRenderer(target *url.URL, s config.Settings) progress.Renderer {
+	opt := progress.Options{Quiet: g.quiet, Verbose: g.verbose, KeySet: s.APIKey != "", KeyEnv: config.Name(config.DefaultPrefix, config.VarAPIKey)}
+	return progress.NewDownload(g.stderr, opt)
 }
 
 // parseTarget checks a URL argument.

@@ -1,0 +1,1 @@
+../../../cmd/steady/download.go

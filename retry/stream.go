@@ -1,0 +1,241 @@
+package retry
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/steadyhttp/steady/liveness"
+)
+
+// streamBody is the body of a response handed to the caller to read. It
+// bounds the silence of each read by [Policy.ReadTimeout], marks the call's
+// tracker when data arrives, and, when the response can prove a
+// continuation is the same body (a strong validator), continues a broken
+// body with a Range request (see resume.go) so that the caller reads on.
+type streamBody struct {
+	c        call // the call that produced the response, for continuations
+	idle     time.Duration
+	tr       *liveness.Tracker // marked when data arrives; nil: none
+	attempts int               // attempts sent for this body so far
+
+	mu     sync.Mutex // guards rc, timer and closed against Close and the watchdog
+	rc     io.ReadCloser
+	timer  *time.Timer
+	closed bool
+	cancel context.CancelFunc // ends continuations in flight when the caller closes
+
+	// The watchdog is one timer per body, not one per read: a read only
+	// stamps when it started, and the timer, when it fires, closes the
+	// body if that read has waited idle, else sleeps for the rest.
+	born    time.Time    // the stamps' origin (monotonic)
+	reading atomic.Int64 // when the read in progress started, ns since born + 1; 0: none
+	armed   atomic.Bool  // the timer is set
+	expired atomic.Bool  // the watchdog closed the body under a read
+
+	res    resumeState
+	broken error // a failure not yet acted on, delivered after the data read with it
+	err    error // sticky: the body ended (io.EOF) or failed for good
+}
+
+// handOver prepares resp for the caller: progress on a shared tracker, the
+// idle read timeout and resumption for a body the caller reads. A body the
+// transport read inside the attempt is in memory already.
+func (c *call) handOver(resp *http.Response, attempt int, shared, inAttempt bool) {
+	if c.cont {
+		return // the stream it continues takes the body; only its bytes are progress
+	}
+	if shared {
+		c.tracker.Mark()
+	}
+	if inAttempt || resp.Body == nil || resp.Body == http.NoBody ||
+		resp.StatusCode == http.StatusSwitchingProtocols { // a writable body, not a stream
+		return
+	}
+	idle := max(c.p.ReadTimeout, 0)
+	res := c.resumable(resp)
+	if idle == 0 && !res.possible() && !shared {
+		return // nothing to watch: the body stays net/http's own
+	}
+	b := &streamBody{c: *c, idle: idle, attempts: attempt, rc: resp.Body, res: res}
+	b.born = c.start // only the stamps' origin: any monotonic time will do
+	if shared {
+		b.tr = c.tracker
+	} else if res.validator != "" {
+		b.tr = liveness.New() // the stall budget of continuations measures from the first byte on
+	}
+	resp.Body = b
+}
+
+func (b *streamBody) Read(p []byte) (int, error) {
+	for {
+		if b.err != nil {
+			return 0, b.err
+		}
+		if cause := b.broken; cause != nil {
+			b.broken = nil
+			if err := b.continueAfter(cause); err != nil {
+				b.err = err // io.EOF when the server proved the body complete
+				b.closeCurrent()
+				return 0, err
+			}
+			continue
+		}
+		n, err := b.readOnce(p)
+		if st := &b.res; n > 0 && st.resumes > 0 && st.total >= 0 && st.offset+int64(n) > st.total {
+			// A continuation sent more than the length its Content-Range
+			// agreed on: the excess is not the body's.
+			n = int(st.total - st.offset)
+			st.offset += int64(n)
+			b.err = b.refuse("the continuation sent more bytes than the body's length", http.StatusPartialContent, nil)
+			b.closeCurrent()
+			return n, nil
+		}
+		if n > 0 {
+			if b.res.validator != "" {
+				b.res.keep(p[:n])
+			}
+			b.res.offset += int64(n)
+			b.res.fails = 0
+			if b.tr != nil {
+				b.tr.Mark()
+			}
+		}
+		switch {
+		case err == nil:
+			return n, nil
+		case err == io.EOF && b.res.short():
+			// A continuation's answer ended before the length every answer
+			// agreed on: it is a break like any other.
+			err = io.ErrUnexpectedEOF
+		case err == io.EOF:
+			b.err = io.EOF
+			b.stopTimer()
+			return n, io.EOF
+		}
+		b.broken = err
+		if n > 0 {
+			return n, nil // the data first; the failure on the next read
+		}
+	}
+}
+
+// readOnce reads from the current body under the watchdog: a read that
+// waits idle has its body closed under it, which net/http turns into a
+// failed read at once.
+func (b *streamBody) readOnce(p []byte) (int, error) {
+	if b.idle <= 0 {
+		return b.rc.Read(p)
+	}
+	if !b.armed.Load() && b.armed.CompareAndSwap(false, true) {
+		b.mu.Lock()
+		if b.timer == nil {
+			b.timer = time.AfterFunc(b.idle, b.watch)
+		} else {
+			b.timer.Reset(b.idle)
+		}
+		b.mu.Unlock()
+	}
+	b.reading.Store(b.now())
+	n, err := b.rc.Read(p)
+	b.reading.Store(0)
+	if b.expired.Swap(false) {
+		return n, &ReadTimeoutError{After: b.idle}
+	}
+	return n, err
+}
+
+func (b *streamBody) now() int64 { return int64(time.Since(b.born)) + 1 }
+
+// watch is the watchdog: it closes the body a read has waited on for idle,
+// sleeps for the rest of idle when a read is younger, and disarms when no
+// read is in progress (the next read arms it again).
+func (b *streamBody) watch() {
+	start := b.reading.Load()
+	if start == 0 {
+		b.armed.Store(false)
+		// A read that began meanwhile saw the timer armed and did not set
+		// it: set it for that read.
+		if b.reading.Load() != 0 && b.armed.CompareAndSwap(false, true) {
+			b.resetTimer(b.idle)
+		}
+		return
+	}
+	if waited := time.Duration(b.now() - start); waited < b.idle {
+		b.resetTimer(b.idle - waited)
+		return
+	}
+	b.expired.Store(true)
+	b.mu.Lock()
+	rc := b.rc
+	b.mu.Unlock()
+	rc.Close()
+	b.armed.Store(false)
+}
+
+func (b *streamBody) resetTimer(d time.Duration) {
+	b.mu.Lock()
+	if b.timer != nil && !b.closed {
+		b.timer.Reset(d)
+	}
+	b.mu.Unlock()
+}
+
+func (b *streamBody) stopTimer() {
+	b.mu.Lock()
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	b.armed.Store(false) // the next read, if any, arms it again
+	b.mu.Unlock()
+}
+
+// closeCurrent closes the body in use after a failure, so its connection is
+// not held while the caller decides what to do.
+func (b *streamBody) closeCurrent() {
+	b.stopTimer()
+	b.mu.Lock()
+	rc := b.rc
+	b.mu.Unlock()
+	rc.Close()
+}
+
+// Close closes the body and ends any continuation in flight.
+func (b *streamBody) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	rc, t, cancel := b.rc, b.timer, b.cancel
+	b.mu.Unlock()
+	if t != nil {
+		t.Stop()
+	}
+	if cancel != nil {
+		cancel()
+	}
+	return rc.Close()
+}
+
+func (b *streamBody) isClosed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
+}
+
+// swap makes next the body read from; it reports false, and closes next,
+// when the caller closed the stream meanwhile.
+func (b *streamBody) swap(next io.ReadCloser) bool {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		next.Close()
+		return false
+	}
+	prev := b.rc
+	b.rc = next
+	b.mu.Unlock()
+	prev.Close()
+	return true
+}
