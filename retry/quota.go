@@ -370,19 +370,7 @@ func unquote(s string) string {
 // surrounded by white space, of at most 18 digits. Unlike strconv it
 // allocates nothing on bad input, which a parser of every response sees.
 func parseCount(s string) (int64, bool) {
-	s = unquote(trimOWS(s))
-	if s == "" || len(s) > 18 {
-		return 0, false
-	}
-	var n int64
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
+	return decimal(unquote(trimOWS(s)))
 }
 
 func seconds(n int64) time.Duration {

@@ -455,6 +455,8 @@ func parseContentRange(v string) (first, last, total int64, ok bool) {
 	return first, last, total, true
 }
 
+// decimal parses a non-negative decimal of at most 18 digits, nothing else
+// around it, so it cannot overflow; it allocates nothing on bad input.
 func decimal(s string) (int64, bool) {
 	if s == "" || len(s) > 18 {
 		return 0, false
