@@ -33,17 +33,19 @@ func TestPacingHold(t *testing.T) {
 			}
 		}
 		span.End()
+		// A lone held request is released at the reset itself: jitter is
+		// sized to how many are held (ADR 160).
 		const tail = " server.address=api.example.gov server.port=443 url.full=https://api.example.gov/items}"
 		quota := " steady.quota@+%s{steady.quota.remaining=0 steady.quota.reset=2}"
 		diff(t, "spans", r.spanText(t0), []string{
 			"GET client parent=caller +0s..+0s Unset {http.request.method=GET http.response.status_code=200" + tail + fmt.Sprintf(quota, "0s"),
-			"GET client parent=caller +2.5s..+2.5s Unset {http.request.method=GET http.response.status_code=200" + tail + fmt.Sprintf(quota, "2.5s"),
-			"caller internal parent=- +0s..+2.5s Unset {} steady.wait@+0s{steady.wait.duration=2.5 steady.wait.reason=pacing}",
+			"GET client parent=caller +2s..+2s Unset {http.request.method=GET http.response.status_code=200" + tail + fmt.Sprintf(quota, "2s"),
+			"caller internal parent=- +0s..+2s Unset {} steady.wait@+0s{steady.wait.duration=2 steady.wait.reason=pacing}",
 		})
 		diff(t, "metrics", r.metricText(t), []string{
 			"steady.attempts{http.request.method=GET server.address=api.example.gov steady.resend=false} = 2",
 			"steady.pacing.holds{server.address=api.example.gov} = 1",
-			"steady.wait.duration{server.address=api.example.gov steady.wait.reason=pacing} count=1 sum=2.5",
+			"steady.wait.duration{server.address=api.example.gov steady.wait.reason=pacing} count=1 sum=2",
 		})
 	})
 }
@@ -90,20 +92,21 @@ func TestServerHintThenExhausted(t *testing.T) {
 		if !errors.Is(err, retry.ErrExhausted) {
 			t.Fatalf("err = %v, want ErrExhausted", err)
 		}
+		// The hint's jitter is up to a tenth of it (ADR 160): half of 0.2s.
 		const tail = " server.address=api.example.gov server.port=443 url.full=https://api.example.gov/items}"
 		diff(t, "spans", r.spanText(t0), []string{
 			"GET client parent=caller +0s..+0s Error {error.type=429 http.request.method=GET http.response.status_code=429" + tail +
-				" steady.wait@+0s{steady.wait.duration=2.5 steady.wait.reason=server_hint}",
-			"GET client parent=caller +2.5s..+2.5s Error {error.type=503 http.request.method=GET http.request.resend_count=1 http.response.status_code=503" + tail +
-				" steady.stop@+2.5s{steady.stop.reason=exhausted steady.wait.duration=2}",
-			"caller internal parent=- +0s..+2.5s Unset {}",
+				" steady.wait@+0s{steady.wait.duration=2.1 steady.wait.reason=server_hint}",
+			"GET client parent=caller +2.1s..+2.1s Error {error.type=503 http.request.method=GET http.request.resend_count=1 http.response.status_code=503" + tail +
+				" steady.stop@+2.1s{steady.stop.reason=exhausted steady.wait.duration=2}",
+			"caller internal parent=- +0s..+2.1s Unset {}",
 		})
 		diff(t, "metrics", r.metricText(t), []string{
 			"steady.attempts{http.request.method=GET server.address=api.example.gov steady.resend=false} = 1",
 			"steady.attempts{http.request.method=GET server.address=api.example.gov steady.resend=true} = 1",
 			"steady.resends{error.type=429 server.address=api.example.gov steady.wait.reason=server_hint} = 1",
 			"steady.stops{server.address=api.example.gov steady.stop.reason=exhausted} = 1",
-			"steady.wait.duration{server.address=api.example.gov steady.wait.reason=server_hint} count=1 sum=2.5",
+			"steady.wait.duration{server.address=api.example.gov steady.wait.reason=server_hint} count=1 sum=2.1",
 		})
 	})
 }
