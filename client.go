@@ -25,6 +25,9 @@ type Client struct {
 	http  *http.Client
 	gate  *semaphore.Weighted
 	err   error // options that did not validate (With), else nil
+
+	uaValue []string // the User-Agent header of the requests the client builds
+
 }
 
 // New returns a client for opt. It fails with a clear error when a key, the
@@ -124,6 +127,8 @@ func build(opt Options, pool http.RoundTripper) (*Client, error) {
 		retry: rtr,
 		http:  &http.Client{Transport: rtr, CheckRedirect: checkRedirect},
 		gate:  semaphore.NewWeighted(int64(opt.Concurrency)),
+
+		uaValue: []string{opt.UserAgent},
 	}
 	return c, nil
 }
@@ -286,11 +291,28 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 	return u, nil
 }
 
-// newRequest builds a request for path and query.
+// newRequest builds a GET-style request (no body) for path and query with
+// ctx. The resolved URL is used as it is, not printed and parsed again, and
+// the User-Agent is set here, so the user-agent layer has nothing to copy.
 func (c *Client) newRequest(ctx context.Context, method, path string, query url.Values) (*http.Request, error) {
 	u, err := c.resolve(path, query)
 	if err != nil {
 		return nil, err
 	}
-	return http.NewRequestWithContext(ctx, method, u.String(), nil)
+	u.Host = strings.TrimSuffix(u.Host, ":") // as http.NewRequest does with "http://host:/x"
+	req := &http.Request{
+		Method:     method,
+		URL:        u,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     http.Header{"User-Agent": c.uaValue, "Accept": acceptJSON},
+		Host:       u.Host,
+	}
+	return req.WithContext(ctx), nil
 }
+
+// acceptJSON is the Accept header of GetJSON and walks. Header values are
+// shared, never written in place: net/http and steady's layers replace a
+// header's slice, they do not modify it.
+var acceptJSON = []string{"application/json"}

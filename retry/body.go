@@ -62,7 +62,7 @@ func wrapBody(resp *http.Response, tr *liveness.Tracker) {
 // attempt (see [liveness.WithBodyInAttempt]). Bytes returns it without a
 // copy; reading it works like any body.
 type BufferedBody struct {
-	*bytes.Reader
+	bytes.Reader
 	data []byte
 }
 
@@ -105,15 +105,19 @@ func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel 
 	if cl := resp.ContentLength; cl > 0 && (limit < 0 || cl <= limit) {
 		size = int(min(cl+1, 64<<20))
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	chunk := make([]byte, 32<<10)
+	// Reads go straight into the buffer's free space: a separate chunk
+	// would cost an allocation and a copy per attempt.
+	buf := make([]byte, 0, size)
 	for {
-		n, err := resp.Body.Read(chunk)
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := resp.Body.Read(buf[len(buf):cap(buf)])
 		if n > 0 {
-			if limit >= 0 && int64(buf.Len()+n) > limit {
+			if limit >= 0 && int64(len(buf)+n) > limit {
 				return nil, &liveness.BodyTooLargeError{Limit: limit}
 			}
-			buf.Write(chunk[:n])
+			buf = buf[:len(buf)+n]
 			if tr != nil {
 				tr.Mark()
 			}
@@ -122,7 +126,7 @@ func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel 
 			}
 		}
 		if err == io.EOF {
-			return buf.Bytes(), nil
+			return buf, nil
 		}
 		if err != nil {
 			if timer != nil && !timer.Stop() {
@@ -132,5 +136,3 @@ func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel 
 		}
 	}
 }
-
-func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

@@ -1,0 +1,92 @@
+package steady_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/steadyhttp/steady"
+)
+
+// TestGetJSONAllocations holds GetJSON to the allocations of the hand loop
+// (http.Client and a json.Decoder) on the same in-memory response, plus the
+// retry layer's per-attempt state (a cancellable context, the idle
+// watchdog, the buffered body) and the call's outcome. Counts, not times:
+// they do not depend on how busy the machine is.
+func TestGetJSONAllocations(t *testing.T) {
+	mem := &memTransport{body: jsonRows(2 << 10), ct: "application/json"}
+	client := &http.Client{Transport: mem}
+	hand := testing.AllocsPerRun(50, func() {
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "https://api.example.gov/v1/items?limit=100", nil)
+		req.Header.Set("Accept", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []benchRow
+		if err := json.NewDecoder(resp.Body).Decode(&rows); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	})
+	c, err := steady.New(steady.Options{BaseURL: "https://api.example.gov/v1/", Transport: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := testing.AllocsPerRun(50, func() {
+		var rows []benchRow
+		if err := c.GetJSON(context.Background(), "items?limit=100", nil, &rows); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if got > hand+7 {
+		t.Errorf("GetJSON: %v allocations a call, the hand loop %v: more than 7 above it", got, hand)
+	}
+}
+
+// TestGetJSONOneDocument: a body is one JSON value. Trailing data (a second
+// value, an error page appended) is a *DecodeError at the byte where it
+// starts, and an empty or blank body says so.
+func TestGetJSONOneDocument(t *testing.T) {
+	bodies := map[string]string{
+		"/ok":       " {\"a\":1}\n\t ",
+		"/two":      `{"a":1}{"a":2}`,
+		"/html":     `{"a":1}<html>`,
+		"/empty":    ``,
+		"/blank":    " \r\n",
+		"/type":     `{"a":"x"}`,
+		"/truncate": `{"a":1`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, bodies[r.URL.Path])
+	}))
+	defer srv.Close()
+	c := newClient(t, steady.Options{BaseURL: srv.URL})
+	var v struct{ A int }
+	if err := c.GetJSON(context.Background(), "/ok", nil, &v); err != nil || v.A != 1 {
+		t.Fatalf("/ok: %v, %+v", err, v)
+	}
+	for _, tc := range []struct {
+		path   string
+		offset int64
+		text   string
+	}{
+		{"/two", 8, "after top-level value"},
+		{"/html", 8, "after top-level value"},
+		{"/empty", 0, "empty body"},
+		{"/blank", 0, "empty body"},
+		{"/type", 8, "cannot unmarshal string"},
+		{"/truncate", 6, "unexpected end"},
+	} {
+		err := c.GetJSON(context.Background(), tc.path, nil, &v)
+		var de *steady.DecodeError
+		if !errors.As(err, &de) || de.Offset != tc.offset || !strings.Contains(err.Error(), tc.text) || !strings.Contains(de.URL, tc.path) {
+			t.Errorf("%s: %v, want a *DecodeError at byte %d saying %q", tc.path, err, tc.offset, tc.text)
+		}
+	}
+}
