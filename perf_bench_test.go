@@ -18,12 +18,12 @@ import (
 
 // The facade's goals, each beside the loop people write by hand, in one run:
 //
-//	go test -run '^$' -bench 'Facade' -benchmem -count 6 . | benchstat -col /impl -
+//	bench/rounds.sh 6 . Facade
 //
-// Each benchmark's contenders are sub-benchmarks of one function, so -count
-// interleaves their rounds; compare medians. Where the machine is too busy
-// for times, allocs/op is exact, and the instruction counts come from
-// callgrind on a test binary (see bench/callgrind.sh).
+// Each benchmark's contenders are sub-benchmarks of one function (impl=...),
+// and rounds.sh runs the whole set in turn, six times, and reports medians.
+// Where the machine is too busy for times, allocs/op is exact and
+// bench/callgrind.sh counts instructions per op.
 
 // memTransport answers every request with the same body from memory: no
 // sockets, so what is measured is the client code alone.

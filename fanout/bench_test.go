@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,8 +28,8 @@ const (
 )
 
 // BenchmarkFanOut runs 2,000 sub-requests, 32 at a time, against a loopback
-// server that answers each after 10 ms, three ways in one run (-count
-// interleaves them):
+// server that answers each after 10 ms, three ways in one run (bench/rounds.sh
+// runs them in turn):
 //
 //   - impl=fanout: fanout.Run through a default retry transport;
 //   - impl=errgroup: errgroup with SetLimit(32), the same fetch and client;
@@ -39,7 +40,7 @@ const (
 // x-ideal is the wall time over the ideal of 625 ms (goal: fanout within
 // 1.12, as errgroup is). Run it with
 //
-//	go test -run '^$' -bench FanOut -count 6 ./fanout | benchstat -col /impl -
+//	bench/rounds.sh 6 ./fanout FanOut -test.benchtime 2x
 //
 // The inner http.Transport is given MaxIdleConnsPerHost = 64: its default of
 // 2 keeps only two connections for reuse, so a 32-way fan-out would open
@@ -68,6 +69,7 @@ func BenchmarkFanOut(b *testing.B) {
 	timed := func(b *testing.B, once func() error) {
 		var runs int
 		var wall time.Duration
+		cpu0 := cpuTime()
 		for b.Loop() {
 			start := time.Now()
 			err := once()
@@ -78,6 +80,9 @@ func BenchmarkFanOut(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(wall)/float64(runs)/float64(benchIdeal), "x-ideal")
+		// The process's CPU time, server included, per sub-request: what the
+		// run costs the machine, which wall time hides while cores idle.
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(runs*benchItems)/1e3, "cpu-µs/item")
 	}
 	b.Run("impl=fanout", func(b *testing.B) {
 		opt := fanout.Options{Concurrency: benchConcurrency}
@@ -130,6 +135,15 @@ func BenchmarkFanOut(b *testing.B) {
 			return nil
 		})
 	})
+}
+
+// cpuTime is the user and system CPU time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchServer starts the loopback server and returns its URL and a transport

@@ -21,10 +21,9 @@ import (
 // Link header, no state, no fsync) on the same loopback server, at 100 and
 // at 1,000 rows a page, 20,000 rows in all:
 //
-//	go test -run '^$' -bench Harvest -benchmem -count 6 ./cmd/steady | benchstat -col /impl -
+//	bench/rounds.sh 6 ./cmd/steady Harvest
 //
-// rows/s is the figure to compare; the two are sub-benchmarks of one
-// function, so -count interleaves their rounds.
+// rows/s is the figure to compare; rounds.sh runs both in turn, six times.
 func BenchmarkHarvest(b *testing.B) {
 	const total = 20000
 	for _, per := range []int{100, 1000} {
