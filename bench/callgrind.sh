@@ -15,7 +15,7 @@ go test -c -o "$bin" "$pkg"
 # Valgrind sometimes aborts on the Go runtime's threads; such a run prints
 # no count and is run again.
 count() { # benchmark iterations
-	for _ in 1 2 3 4 5; do
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		c=$(GOMAXPROCS=1 GOGC=off valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 			"$bin" -test.run '^$' -test.bench "^Benchmark$1" -test.benchtime "${2}x" 2>&1 >/dev/null |
 			sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
@@ -24,7 +24,7 @@ count() { # benchmark iterations
 			return
 		fi
 	done
-	echo "callgrind failed 5 times on $1" >&2
+	echo "callgrind failed 10 times on $1" >&2
 	exit 1
 }
 for b in "$@"; do

@@ -96,9 +96,9 @@ func (e *ReadTimeoutError) Temporary() bool { return true }
 func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel context.CancelCauseFunc, tr *liveness.Tracker) ([]byte, error) {
 	defer resp.Body.Close()
 	var timer *time.Timer
-	errIdle := &ReadTimeoutError{After: idle}
 	if idle > 0 && cancel != nil {
-		timer = time.AfterFunc(idle, func() { cancel(errIdle) })
+		// The error is made only when the watchdog fires: most reads end.
+		timer = time.AfterFunc(idle, func() { cancel(&ReadTimeoutError{After: idle}) })
 		defer timer.Stop()
 	}
 	size := 512
@@ -130,7 +130,7 @@ func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel 
 		}
 		if err != nil {
 			if timer != nil && !timer.Stop() {
-				return nil, errIdle // the watchdog fired and aborted the read
+				return nil, &ReadTimeoutError{After: idle} // the watchdog fired and aborted the read
 			}
 			return nil, err
 		}
