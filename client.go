@@ -23,6 +23,7 @@ type Client struct {
 	pool  http.RoundTripper // the bottom transport, shared by copies from With
 	retry *retry.Transport
 	http  *http.Client
+	red   *credentials.Redactor // the keys' values: every text the client writes goes through it
 	gate  *semaphore.Weighted
 	err   error // options that did not validate (With), else nil
 
@@ -115,22 +116,35 @@ func build(opt Options, pool http.RoundTripper) (*Client, error) {
 		}
 		base = u
 	}
-	var rt http.RoundTripper = userAgent{next: pool, ua: opt.UserAgent}
-	if len(opt.Keys) > 0 {
-		rt = credentials.NewTransport(rt, opt.Keys...)
-	}
-	rtr := retry.New(rt, opt.Policy)
+	// From the top (ADR 130): http.Client, retry, User-Agent, credentials,
+	// the pool. Credentials sits right above the pool, so every layer of
+	// steady's sees only key-free requests, and it decides on every attempt
+	// of every hop; it is there even without keys, to scope credentials set
+	// by hand.
+	red := credentials.NewRedactor(keyValues(opt.Keys)...)
+	policy := opt.Policy
+	policy.Reporter = redactReporter(policy.Reporter, red)
+	rtr := retry.New(userAgent{next: credentials.NewTransport(pool, opt.Keys...), ua: opt.UserAgent}, policy)
 	c := &Client{
 		opt:   opt,
 		base:  base,
 		pool:  pool,
 		retry: rtr,
-		http:  &http.Client{Transport: rtr, CheckRedirect: checkRedirect},
+		red:   red,
 		gate:  semaphore.NewWeighted(int64(opt.Concurrency)),
 
 		uaValue: []string{opt.UserAgent},
 	}
+	c.http = &http.Client{Transport: rtr, CheckRedirect: c.checkRedirect}
 	return c, nil
+}
+
+func keyValues(keys []credentials.Key) []string {
+	v := make([]string, len(keys))
+	for i, k := range keys {
+		v[i] = k.Value
+	}
+	return v
 }
 
 // newPool returns the tuned bottom transport.
@@ -170,12 +184,12 @@ func (e *RedirectError) Error() string {
 // checkRedirect follows at most ten redirects and never from https to http:
 // a downgrade would expose the request to the network even with the key
 // withheld.
-func checkRedirect(req *http.Request, via []*http.Request) error {
+func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= MaxRedirects {
-		return &RedirectError{Hops: len(via), URL: credentials.RedactURL(req.URL)}
+		return &RedirectError{Hops: len(via), URL: c.red.URL(req.URL)}
 	}
 	if prev := via[len(via)-1]; prev.URL.Scheme == "https" && req.URL.Scheme != "https" {
-		return &RedirectError{Hops: len(via), URL: credentials.RedactURL(req.URL), Downgrade: true}
+		return &RedirectError{Hops: len(via), URL: c.red.URL(req.URL), Downgrade: true}
 	}
 	return nil
 }
@@ -264,7 +278,7 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 	}
 	ref, err := url.Parse(path)
 	if err != nil {
-		return nil, fmt.Errorf("steady: invalid path %q: %w", credentials.RedactURLString(path), err)
+		return nil, fmt.Errorf("steady: invalid path %q: %w", c.red.URLString(path), c.red.Error(err))
 	}
 	u := ref
 	if c.base != nil {
@@ -277,7 +291,7 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 		}
 	}
 	if !u.IsAbs() || u.Host == "" {
-		return nil, fmt.Errorf("steady: %q is not an absolute URL and the client has no BaseURL", credentials.RedactURL(u))
+		return nil, fmt.Errorf("steady: %q is not an absolute URL and the client has no BaseURL", c.red.URL(u))
 	}
 	if len(query) > 0 {
 		q := u.Query()

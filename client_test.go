@@ -17,6 +17,7 @@ import (
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/config"
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/paginate"
 	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
@@ -35,6 +36,8 @@ func newClient(t *testing.T, opt steady.Options) *steady.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.CloseIdleConnections)
+	// Every key a test configures is checked on the wire and in its texts.
+	wiretest.For(t).Key(opt.Keys...)
 	return c
 }
 

@@ -34,10 +34,10 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 func (c *Client) do(req *http.Request, out *retry.Outcome) (*http.Response, error) {
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, unwrapURLError(err)
+		return nil, c.red.With(c.secrets(req.URL)...).Error(unwrapURLError(err))
 	}
 	if resp.StatusCode >= 400 {
-		return nil, statusError(resp, out, c.secrets(req.URL, resp.Request.URL))
+		return nil, statusError(resp, out, c.red.With(c.secrets(req.URL, resp.Request.URL)...))
 	}
 	return resp, nil
 }
@@ -66,14 +66,11 @@ type requestError struct {
 func (e *requestError) Error() string { return e.op + " " + e.url + ": " + e.err.Error() }
 func (e *requestError) Unwrap() error { return e.err }
 
-// secrets are the values no text of steady's may carry: the keys, and the
-// password of a URL's userinfo with the Basic credentials made from it
-// (a server that echoes the Authorization header echoes those).
+// secrets are the values no text of steady's may carry beyond the keys
+// (c.red): the password of a URL's userinfo with the Basic credentials made
+// from it (a server that echoes the Authorization header echoes those).
 func (c *Client) secrets(urls ...*url.URL) []string {
-	s := make([]string, 0, len(c.opt.Keys)+2)
-	for _, k := range c.opt.Keys {
-		s = append(s, k.Value)
-	}
+	var s []string
 	for _, u := range urls {
 		if u == nil || u.User == nil {
 			continue
@@ -116,7 +113,7 @@ func (c *Client) GetJSON(ctx context.Context, path string, query url.Values, v a
 	}
 	defer resp.Body.Close()
 	if offset, err := decodeJSON(resp.Body, v); err != nil {
-		return &DecodeError{URL: credentials.RedactURL(resp.Request.URL), Offset: offset, Err: err}
+		return &DecodeError{URL: c.red.URL(resp.Request.URL), Offset: offset, Err: err}
 	}
 	return nil
 }
@@ -184,10 +181,11 @@ func (c *Client) Walk(path string, query url.Values, opt paginate.Options) (*pag
 	if opt.Reporter == nil {
 		opt.Reporter = c.opt.Reporter
 	}
+	opt.Reporter = redactReporter(opt.Reporter, c.red)
 	if opt.MaxPageBytes == 0 {
 		opt.MaxPageBytes = c.opt.MaxBodyBytes
 	}
-	opt.Secrets = append(opt.Secrets, c.secrets(req.URL)...)
+	opt.Secrets = append(append(opt.Secrets, keyValues(c.opt.Keys)...), c.secrets(req.URL)...)
 	return paginate.NewWalk(c.http, req, opt), nil
 }
 

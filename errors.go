@@ -114,24 +114,25 @@ func statusText(code int, status string) string {
 var requestIDHeaders = [...]string{"X-Request-Id", "X-Amzn-Requestid", "X-Correlation-Id", "Request-Id", "Cf-Ray"}
 
 // statusError reads a bounded excerpt of resp's body, closes it and returns
-// the typed error for its status. keys are secret values to redact from the
-// excerpt, since servers sometimes echo the request.
-func statusError(resp *http.Response, out *retry.Outcome, keys []string) error {
+// the typed error for its status. Every text the server supplied (status
+// line, excerpt, request id, URL) goes through red: servers echo the
+// request, and a reason phrase may hold terminal escapes.
+func statusError(resp *http.Response, out *retry.Outcome, red *credentials.Redactor) error {
 	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, DefaultErrorExcerpt))
 	resp.Body.Close()
 	e := StatusError{
 		StatusCode: resp.StatusCode,
-		Status:     resp.Status,
-		Method:     resp.Request.Method,
-		URL:        credentials.RedactURL(resp.Request.URL),
-		Excerpt:    credentials.Redact(string(bytes.ToValidUTF8(excerpt, nil)), keys...),
+		Status:     red.Text(resp.Status),
+		Method:     red.Text(resp.Request.Method),
+		URL:        red.URL(resp.Request.URL),
+		Excerpt:    red.Text(string(bytes.ToValidUTF8(excerpt, nil))),
 	}
 	if out != nil {
 		e.Attempts, e.Stop = out.Attempts, out.Stop
 	}
 	for _, h := range requestIDHeaders {
 		if v := resp.Header.Get(h); v != "" {
-			e.RequestID = v
+			e.RequestID = red.Text(v)
 			break
 		}
 	}

@@ -20,6 +20,8 @@ func FanOut[T, R any](ctx context.Context, c *Client, items []T, opt fanout.Opti
 	if opt.Reporter == nil {
 		opt.Reporter = c.opt.Reporter
 	}
+	opt.Reporter = redactReporter(opt.Reporter, c.red)
+	opt.Secrets = append(opt.Secrets, keyValues(c.opt.Keys)...)
 	ctx = retry.WithOverride(ctx, func(p *retry.Policy) {
 		if p.RetryStatus == nil {
 			p.RetryStatus = retry.AnyServerError

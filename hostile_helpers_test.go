@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/paginate"
 	"github.com/steadyhttp/steady/progress"
@@ -46,12 +47,13 @@ func newHostileServer(t *testing.T, tls bool, h http.HandlerFunc) *hostileServer
 		s.total.Add(1)
 		h(w, r)
 	})
+	// Every request is watched: no key may reach an origin that does not
+	// accept it (internal/wiretest).
 	if tls {
-		s.Server = httptest.NewTLSServer(wrapped)
+		s.Server = wiretest.For(t).TLSServer(wrapped)
 	} else {
-		s.Server = httptest.NewServer(wrapped)
+		s.Server = wiretest.For(t).Server(wrapped)
 	}
-	t.Cleanup(s.Close)
 	return s
 }
 

@@ -17,13 +17,23 @@
 // stripped, with any value the caller set by hand under the same name,
 // everywhere else. When a redirect leaves the first request's origin
 // (another host or port, or https downgraded to http), Authorization,
-// Proxy-Authorization and Cookie are stripped too. The caller's request is
-// never modified.
+// Proxy-Authorization, Cookie, Referer and every header [IsCredentialName]
+// recognises are stripped too: a credential set by hand is scoped to the
+// origin it was set for. A key that reaches a request another way (a
+// server echoed it into a next link or a Location, a Referer quotes it) is
+// found by value: to an origin that does not accept it, every header and
+// query parameter holding it is removed, a body holding it fails to send
+// before the key does, and a path or host holding it is refused with a
+// [*LeakError]. The caller's request is never modified, and resp.Request
+// never shows a key.
 //
-// No text that steady produces may carry a secret. Every URL put in an
-// error, an event or a log goes through [RedactURL], which hides userinfo
-// and the value of every parameter whose name looks like a credential
-// ([IsCredentialName]). APIs that pass free-form query parameters through
-// refuse such names with [CheckQuery], whose [*CredentialParamError] points
-// the caller at a Key, so keys are passed the one safe way.
+// No text that steady produces may carry a secret. [RedactURL] hides
+// userinfo and the value of every parameter whose name looks like a
+// credential ([IsCredentialName]); a [Redactor], made once from a client's
+// secrets, hides the values themselves wherever they are, escaped or in
+// base64, and [Escape] neutralises the control characters of text a server
+// supplied. Every error, event, log line and file steady writes goes
+// through them. APIs that pass free-form query parameters through refuse
+// credential-shaped names with [CheckQuery], whose [*CredentialParamError]
+// points the caller at a Key, so keys are passed the one safe way.
 package credentials

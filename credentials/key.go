@@ -111,6 +111,7 @@ type compiledKey struct {
 	query   string // query parameter name, or ""
 	value   string
 	origins []origin
+	red     *Redactor // finds value in any form, for the checks by value
 }
 
 func (c *compiledKey) accepts(o origin) bool {

@@ -130,14 +130,10 @@ func redactQuery(q string) string {
 	return b.String()
 }
 
-// Redact returns s with every occurrence of each non-empty secret replaced by
-// REDACTED. Use it on text that may quote a value steady was given, such as an
-// error from a lower layer.
+// Redact returns s with every non-empty secret replaced by REDACTED, in
+// each form a [Redactor] looks for. Use it on text that may quote a value
+// steady was given, such as an error from a lower layer; code that redacts
+// more than once makes one Redactor.
 func Redact(s string, secrets ...string) string {
-	for _, v := range secrets {
-		if v != "" {
-			s = strings.ReplaceAll(s, v, Redacted)
-		}
-	}
-	return s
+	return NewRedactor(secrets...).String(s)
 }

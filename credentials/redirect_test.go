@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/internal/wiretest"
 )
 
 // seen is what a test server received.
@@ -80,9 +81,13 @@ func newWorld(t *testing.T, keys ...credentials.Key) *world {
 			io.WriteString(rw, "ok")
 		}
 	})
-	api := httptest.NewTLSServer(handler)
-	evil := httptest.NewTLSServer(handler)
-	plain := httptest.NewServer(handler)
+	// Every request is watched: no key may reach an origin that does not
+	// accept it (internal/wiretest).
+	watch := wiretest.For(t)
+	watch.Key(keys...)
+	api := httptest.NewTLSServer(watch.Handler(handler))
+	evil := httptest.NewTLSServer(watch.Handler(handler))
+	plain := httptest.NewServer(watch.Handler(handler))
 
 	addrs := map[string]string{
 		"api.example.com:443":  api.Listener.Addr().String(),

@@ -1,9 +1,12 @@
 package credentials
 
 import (
+	"encoding/base64"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -51,11 +54,11 @@ func NewTransport(next http.RoundTripper, keys ...Key) http.RoundTripper {
 		t.err = err
 		return t
 	}
+	values := make([]string, 0, len(compiled))
 	for _, k := range compiled {
-		t.values = append(t.values, k.value)
-		if esc := url.QueryEscape(k.value); esc != k.value {
-			t.values = append(t.values, esc)
-		}
+		values = append(values, k.value)
+		k.red = NewRedactor(k.value)
+		t.keys = append(t.keys, k)
 		slots, name := &t.queries, k.query
 		if k.header != "" {
 			slots, name = &t.headers, k.header
@@ -63,6 +66,7 @@ func NewTransport(next http.RoundTripper, keys ...Key) http.RoundTripper {
 		s := findSlot(slots, name)
 		s.keys = append(s.keys, k)
 	}
+	t.red = NewRedactor(values...)
 	return t
 }
 
@@ -70,10 +74,11 @@ var _ http.RoundTripper = (*transport)(nil)
 
 type transport struct {
 	next    http.RoundTripper
-	err     error    // configuration error, returned by every RoundTrip
-	headers []slot   // one per distinct header name the keys use
-	queries []slot   // one per distinct query parameter name
-	values  []string // every key value, and its query escaping, for scrub
+	err     error          // configuration error, returned by every RoundTrip
+	headers []slot         // one per distinct header name the keys use
+	queries []slot         // one per distinct query parameter name
+	keys    []*compiledKey // every key, for the checks by value
+	red     *Redactor      // every key value, for scrub
 }
 
 // A slot is one header or parameter name and the keys that travel in it; at
@@ -154,21 +159,41 @@ func hostPort(o origin) string {
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.err != nil {
-		if req.Body != nil {
-			req.Body.Close()
-		}
+		closeBody(req)
 		return nil, t.err
 	}
 	if req.URL == nil {
 		return t.next.RoundTrip(req) // it reports the missing URL
 	}
 	dest := originOf(req.URL)
-	foreign := req.Response != nil && dest != originOf(originalURL(req))
+	foreign := false
+	if req.Response != nil {
+		first := originalRequest(req)
+		foreign = first == nil || dest != originOf(first.URL)
+		if foreign {
+			// The credentials set by hand on the first request are scoped to
+			// its origin like a key: found by value wherever a server echoed
+			// them, on this hop.
+			t = t.withHandSet(first)
+		}
+	}
+
+	// A key in the path or the host cannot be taken out without sending
+	// another request than the one asked for: refuse it.
+	for _, part := range [...]string{req.URL.Host, req.URL.EscapedPath(), req.URL.Opaque} {
+		if t.leaks(part, dest) {
+			closeBody(req)
+			return nil, &LeakError{URL: t.red.URL(req.URL), Where: "the URL's host or path"}
+		}
+	}
 
 	headerChanges := t.headerChanges(req.Header, dest, foreign)
 	query, queryChanges := t.rewriteQuery(req.URL.RawQuery, dest)
-	if !headerChanges && !queryChanges {
+	userChanges := req.URL.User != nil && t.leaks(req.URL.User.String(), dest)
+	guard := req.Body != nil && req.Body != http.NoBody && t.withholds(dest)
+	if !headerChanges && !queryChanges && !userChanges && !guard {
 		resp, err := t.next.RoundTrip(req)
+		t.settle(resp, req)
 		return resp, t.scrub(err)
 	}
 
@@ -177,17 +202,110 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if headerChanges {
 		r.Header = t.rewriteHeader(req.Header, dest, foreign)
 	}
-	if queryChanges {
+	if queryChanges || userChanges {
 		u := *req.URL
-		u.RawQuery = query
-		u.ForceQuery = false
+		if queryChanges {
+			u.RawQuery = query
+			u.ForceQuery = false
+		}
+		if userChanges {
+			u.User = nil
+		}
 		r.URL = &u
 	}
-	resp, err := t.next.RoundTrip(r)
-	if resp != nil && resp.Request == r {
-		resp.Request = req
+	if guard {
+		r.Body = &guardedBody{body: req.Body, t: t, dest: dest}
 	}
+	resp, err := t.next.RoundTrip(r)
+	t.settle(resp, req)
 	return resp, t.scrub(err)
+}
+
+// settle makes resp.Request the request the transport was given, whatever
+// the layers below did with it (a copy made here, or a clone made by a
+// layer a caller put below), so code that reports resp.Request.URL never
+// sees the key this transport attached. When that URL itself carries a key
+// (a next link or a Location that echoed it), resp.Request is a copy of the
+// request with those parameters and its userinfo removed.
+func (t *transport) settle(resp *http.Response, req *http.Request) {
+	if resp == nil {
+		return
+	}
+	resp.Request = req
+	if u := t.keyFree(req.URL); u != req.URL {
+		r := new(http.Request)
+		*r = *req
+		r.URL = u
+		resp.Request = r
+	}
+}
+
+// keyFree returns u without its userinfo and without every parameter that
+// a key uses or whose value holds a key, or u itself when it has none.
+func (t *transport) keyFree(u *url.URL) *url.URL {
+	return keyFree(u, func(p string) bool { return t.isKeyParam(p) || t.red.Contains(p) || t.red.Contains(unescapeParam(p)) })
+}
+
+// filterQuery returns the raw query q without the parameters drop reports,
+// keeping the others' order, encoding and separators.
+func filterQuery(q string, drop func(string) bool) string {
+	var b strings.Builder
+	first := true
+	for i := 0; q != "" && i <= len(q); {
+		end := paramEnd(q, i)
+		if p := q[i:end]; !drop(p) {
+			if !first {
+				b.WriteByte(q[i-1]) // the separator that preceded it
+			}
+			b.WriteString(p)
+			first = false
+		}
+		i = end + 1
+	}
+	return b.String()
+}
+
+// unescapeParam returns the raw parameter p decoded, or p when it needs no
+// decoding or does not decode.
+func unescapeParam(p string) string {
+	if !strings.ContainsAny(p, "%+") {
+		return p
+	}
+	d, err := url.QueryUnescape(p)
+	if err != nil {
+		return p
+	}
+	return d
+}
+
+// leaks reports whether s holds, in any form a [Redactor] looks for, the
+// value of a key that does not accept dest.
+func (t *transport) leaks(s string, dest origin) bool {
+	if s == "" {
+		return false
+	}
+	for _, k := range t.keys {
+		if !k.accepts(dest) && k.red.Contains(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// withholds reports whether some key does not accept dest.
+func (t *transport) withholds(dest origin) bool {
+	for _, k := range t.keys {
+		if !k.accepts(dest) {
+			return true
+		}
+	}
+	return false
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
 }
 
 // scrub returns err with every key value in its text replaced by REDACTED,
@@ -198,7 +316,7 @@ func (t *transport) scrub(err error) error {
 		return nil
 	}
 	msg := err.Error()
-	if red := Redact(msg, t.values...); red != msg {
+	if red := t.red.String(msg); red != msg {
 		return &scrubbedError{err: err, text: red}
 	}
 	return err
@@ -222,17 +340,75 @@ func (t *transport) CloseIdleConnections() {
 	}
 }
 
-// originalURL returns the URL of the first request of req's redirect chain,
-// or nil if the chain is too long to trust.
-func originalURL(req *http.Request) *url.URL {
+// originalRequest returns the first request of req's redirect chain, or
+// nil if the chain is too long to trust.
+func originalRequest(req *http.Request) *http.Request {
 	r := req
 	for range maxChain {
 		if r.Response == nil || r.Response.Request == nil {
-			return r.URL
+			return r
 		}
 		r = r.Response.Request
 	}
 	return nil
+}
+
+// withHandSet returns t with the values of the credential headers set by
+// hand on first (see isAmbient; Referer aside) added as keys that no origin
+// accepts, or t itself when there are none. An Authorization value counts
+// whole, by its credentials after the scheme, and for Basic by its
+// password too.
+func (t *transport) withHandSet(first *http.Request) *transport {
+	if first == nil {
+		return t
+	}
+	var values []string
+	for name, vv := range first.Header {
+		if !isAmbient(name) || strings.EqualFold(name, "Referer") {
+			continue
+		}
+		for _, v := range vv {
+			values = append(values, handSetSecrets(v)...)
+		}
+	}
+	if len(values) == 0 {
+		return t
+	}
+	c := *t
+	c.keys = slices.Clone(t.keys)
+	for _, v := range values {
+		c.keys = append(c.keys, &compiledKey{value: v, red: NewRedactor(v)})
+	}
+	c.red = t.red.With(values...)
+	return &c
+}
+
+// minHandSet is the shortest hand-set credential looked for by value; a
+// shorter one would match ordinary text.
+const minHandSet = 6
+
+// handSetSecrets returns the parts of a credential header's value that are
+// secret: the value, what follows an auth scheme, and a Basic password.
+func handSetSecrets(v string) []string {
+	var out []string
+	add := func(s string) {
+		if len(s) >= minHandSet {
+			out = append(out, s)
+		}
+	}
+	add(v)
+	if scheme, cred, ok := strings.Cut(v, " "); ok {
+		cred = strings.TrimSpace(cred)
+		add(cred)
+		if strings.EqualFold(scheme, "Basic") {
+			if raw, err := base64.StdEncoding.DecodeString(cred); err == nil {
+				if _, pass, ok := strings.Cut(string(raw), ":"); ok {
+					add(pass)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // headerSlot returns the slot whose name matches the header name, if any.
@@ -245,9 +421,25 @@ func (t *transport) headerSlot(name string) *slot {
 	return nil
 }
 
+// isAmbient reports whether a header the caller set carries a credential
+// that may go only to the first request's origin: Authorization,
+// Proxy-Authorization, Cookie, any name [IsCredentialName] recognises
+// (X-Api-Key, X-Auth-Token, ...), and Referer, which names the previous URL,
+// query and all.
 func isAmbient(name string) bool {
 	for _, a := range ambientHeaders {
 		if strings.EqualFold(a, name) {
+			return true
+		}
+	}
+	return strings.EqualFold(name, "Referer") || IsCredentialName(name)
+}
+
+// leaksIn reports whether a value of a header holds a key that does not
+// accept dest.
+func (t *transport) leaksIn(vv []string, dest origin) bool {
+	for _, v := range vv {
+		if t.leaks(v, dest) {
 			return true
 		}
 	}
@@ -264,7 +456,7 @@ func (t *transport) headerChanges(h http.Header, dest origin, foreign bool) bool
 			if !ok || name != s.name || len(vv) != 1 || vv[0] != want {
 				return true
 			}
-		} else if foreign && isAmbient(name) {
+		} else if foreign && isAmbient(name) || t.leaksIn(vv, dest) {
 			return true
 		}
 	}
@@ -284,10 +476,12 @@ func (t *transport) headerChanges(h http.Header, dest origin, foreign bool) bool
 // values share one backing array, capped per header so that an append
 // through the copy never writes into a neighbour.
 func (t *transport) rewriteHeader(h http.Header, dest origin, foreign bool) http.Header {
-	drop := func(name string) bool { return t.headerSlot(name) != nil || foreign && isAmbient(name) }
+	drop := func(name string, vv []string) bool {
+		return t.headerSlot(name) != nil || foreign && isAmbient(name) || t.leaksIn(vv, dest)
+	}
 	n := len(t.headers)
 	for name, vv := range h {
-		if !drop(name) {
+		if !drop(name, vv) {
 			n += len(vv)
 		}
 	}
@@ -295,7 +489,7 @@ func (t *transport) rewriteHeader(h http.Header, dest origin, foreign bool) http
 	vals := make([]string, 0, n)
 	for name, vv := range h {
 		switch {
-		case drop(name):
+		case drop(name, vv):
 		case vv == nil:
 			out[name] = nil // keeps its meaning: suppress a default header
 		default:
@@ -333,7 +527,7 @@ func (t *transport) isKeyParam(p string) bool {
 // other parameters keep their order, encoding and separators. It allocates
 // only when a key parameter is present or due.
 func (t *transport) rewriteQuery(raw string, dest origin) (string, bool) {
-	if len(t.queries) == 0 {
+	if len(t.keys) == 0 {
 		return raw, false
 	}
 	due := false
@@ -343,10 +537,13 @@ func (t *transport) rewriteQuery(raw string, dest origin) (string, bool) {
 			break
 		}
 	}
+	drop := func(p string) bool {
+		return t.isKeyParam(p) || t.leaks(p, dest) || strings.ContainsAny(p, "%+") && t.leaks(unescapeParam(p), dest)
+	}
 	present := false
 	for i := 0; i < len(raw); {
 		end := paramEnd(raw, i)
-		if t.isKeyParam(raw[i:end]) {
+		if drop(raw[i:end]) {
 			present = true
 			break
 		}
@@ -361,7 +558,7 @@ func (t *transport) rewriteQuery(raw string, dest origin) (string, bool) {
 	first := true
 	for i := 0; raw != "" && i <= len(raw); {
 		end := paramEnd(raw, i)
-		if p := raw[i:end]; !t.isKeyParam(p) {
+		if p := raw[i:end]; !drop(p) {
 			if !first {
 				b.WriteByte(raw[i-1]) // the separator that preceded it
 			}
@@ -385,3 +582,67 @@ func (t *transport) rewriteQuery(raw string, dest origin) (string, bool) {
 	out := b.String()
 	return out, out != raw
 }
+
+// A LeakError is a request refused because it would carry a key to an
+// origin that does not accept it, in a place the key cannot be taken out of
+// without sending another request than the one asked for: the URL's host
+// or path, or the body (as when a redirect re-sends a body that holds the
+// key to another host). Nothing of the refused request was sent, or, for a
+// body, nothing from the key on.
+type LeakError struct {
+	URL   string // the request's URL, redacted
+	Where string // "the URL's host or path", "the body"
+}
+
+func (e *LeakError) Error() string {
+	return "credentials: refusing to send a key in " + e.Where + " of a request to " + e.URL + ", an origin that does not accept it"
+}
+
+// guardedBody is the body of a request to an origin that some key does not
+// accept. It hands out the bytes of the body it wraps but keeps back enough
+// of the end of what it read to see a key split between two reads, and
+// fails with a [*LeakError] before any byte of a key is handed out.
+type guardedBody struct {
+	body    io.ReadCloser
+	t       *transport
+	dest    origin
+	pending []byte // read, not yet handed out
+	err     error  // the wrapped body's error, once it returned one
+}
+
+func (g *guardedBody) Read(p []byte) (int, error) {
+	hold := 0
+	for _, k := range g.t.keys {
+		if !k.accepts(g.dest) {
+			hold = max(hold, k.red.longest()-1)
+		}
+	}
+	for g.err == nil && len(g.pending) <= hold {
+		buf := make([]byte, max(len(p), 512))
+		n, err := g.body.Read(buf)
+		g.pending = append(g.pending, buf[:n]...)
+		g.err = err
+		if n > 0 && g.t.leaks(string(g.pending), g.dest) {
+			g.err = &LeakError{URL: g.t.red.URL(&url.URL{Scheme: g.dest.scheme, Host: hostPort(g.dest)}), Where: "the body"}
+			g.pending = nil
+			return 0, g.err
+		}
+	}
+	if g.err != nil && g.err != io.EOF {
+		if _, ok := g.err.(*LeakError); ok || len(g.pending) == 0 {
+			return 0, g.err
+		}
+	}
+	ready := len(g.pending)
+	if g.err == nil {
+		ready -= hold
+	}
+	n := copy(p, g.pending[:ready])
+	g.pending = g.pending[n:]
+	if n == 0 && g.err != nil {
+		return 0, g.err
+	}
+	return n, nil
+}
+
+func (g *guardedBody) Close() error { return g.body.Close() }

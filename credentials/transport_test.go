@@ -251,7 +251,16 @@ func TestTransportDecides(t *testing.T) {
 			if got := req.URL.String(); got != beforeURL {
 				t.Errorf("caller's URL changed: %s, was %s", got, beforeURL)
 			}
-			if resp.Request != req {
+			// resp.Request is the caller's request, or, when the caller's
+			// URL carries a key by hand, a copy of it without the key.
+			switch {
+			case strings.Contains(req.URL.RawQuery, secret) || strings.Contains(strings.ToLower(req.URL.RawQuery), "api_key") ||
+				strings.Contains(strings.ToLower(req.URL.RawQuery), "api%5fkey"):
+				if resp.Request == req || strings.Contains(resp.Request.URL.String(), secret) ||
+					resp.Request.URL.Host != req.URL.Host || resp.Request.URL.Path != req.URL.Path || resp.Request.Response != req.Response {
+					t.Errorf("resp.Request %v for a caller's URL holding the key, want a key-free copy", resp.Request.URL)
+				}
+			case resp.Request != req:
 				t.Error("resp.Request is not the caller's request")
 			}
 		})

@@ -3,6 +3,7 @@ package fanout
 import (
 	"context"
 	"fmt"
+	"github.com/steadyhttp/steady/credentials"
 	"strings"
 	"time"
 )
@@ -30,7 +31,8 @@ type Interrupted[T, R any] struct {
 	total      int
 	retryAfter time.Duration
 	items      []T
-	opt        Options
+	opt        Options // without its Secrets, which are in secrets
+	secrets    *credentials.Secrets
 	fetch      func(context.Context, T) (R, error)
 }
 
@@ -137,7 +139,11 @@ func (e *Interrupted[T, R]) Resume(ctx context.Context) ([]R, error) {
 	if e.fetch == nil {
 		return nil, &OptionsError{Field: "fetch", Problem: "is nil: a state read by Load is resumed with ResumeWith"}
 	}
-	return e.ResumeWith(ctx, e.opt, e.fetch)
+	opt := e.opt
+	if e.secrets != nil {
+		opt.Secrets = *e.secrets
+	}
+	return e.ResumeWith(ctx, opt, e.fetch)
 }
 
 // ResumeWith is [Interrupted.Resume] with the given options and fetch

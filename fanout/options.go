@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"fmt"
+	"github.com/steadyhttp/steady/credentials"
 
 	"golang.org/x/sync/semaphore"
 
@@ -46,6 +47,12 @@ type Options struct {
 	// completes: Done items of Total, counting items completed by earlier
 	// runs of a resumed fan-out (nil: none).
 	Reporter progress.Reporter
+	// Secrets are values, such as API keys, that must appear in no error
+	// text and no saved state: wherever an item's error holds one, as
+	// written, escaped or in base64, it reads [credentials.Redacted]
+	// ([credentials.Redactor]). The client fills it in. Empty strings are
+	// ignored.
+	Secrets credentials.Secrets
 }
 
 // OptionsError reports an invalid [Options] field or argument, by name.

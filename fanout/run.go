@@ -3,6 +3,7 @@ package fanout
 import (
 	"context"
 	"errors"
+	"github.com/steadyhttp/steady/credentials"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -160,7 +161,9 @@ func (j *job[T, R]) finish(ctx context.Context, stop context.CancelCauseFunc, i 
 	if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
 		return // stopped by the run or its caller, not a failure of its own
 	}
-	fe := &ItemError{Index: i, Err: err}
+	// Secrets in an item's error never reach the run's error text or a
+	// saved state; errors.Is and errors.As still reach the cause.
+	fe := &ItemError{Index: i, Err: credentials.NewRedactor(j.opt.Secrets...).Error(err)}
 	transient := j.opt.transient(err)
 	j.mu.Lock()
 	j.failures = append(j.failures, fe)
@@ -202,6 +205,10 @@ func (j *job[T, R]) outcome(ctx context.Context) ([]R, error) {
 // interrupted returns the resumable state of a run stopped by transient
 // failures.
 func (j *job[T, R]) interrupted() *Interrupted[T, R] {
+	// The secrets are kept behind a pointer: printed with %#v, the error
+	// shows its address, never the values.
+	opt, secrets := j.opt, j.opt.Secrets
+	opt.Secrets = nil
 	in := &Interrupted[T, R]{
 		Completed:  make(map[int]R, j.completed),
 		Failures:   j.failures,
@@ -209,7 +216,8 @@ func (j *job[T, R]) interrupted() *Interrupted[T, R] {
 		total:      len(j.items),
 		retryAfter: j.retryAfter,
 		items:      j.items,
-		opt:        j.opt,
+		opt:        opt,
+		secrets:    &secrets,
 		fetch:      j.fetch,
 	}
 	failed := 0

@@ -2,6 +2,7 @@ package paginate
 
 import (
 	"fmt"
+	"github.com/steadyhttp/steady/credentials"
 	"net/http"
 	"net/url"
 	"strings"
@@ -62,7 +63,7 @@ type Options struct {
 	// [credentials.Redacted]: as written, query- or path-escaped, and
 	// inside base64 (the Basic Authorization a server echoes back). Empty
 	// strings are ignored. Do not print the Options themselves.
-	Secrets []string
+	Secrets credentials.Secrets
 }
 
 // plan is the options checked and worked out once per walk.
@@ -76,7 +77,7 @@ type plan struct {
 	paths [2][]string
 	mask  uint8
 	// redact hides Options.Secrets in errors and events.
-	redact *redactor
+	redact *credentials.Redactor
 }
 
 func (p *plan) wantItems() bool { return p.mask&1 != 0 }
@@ -100,7 +101,7 @@ func newPlan(req *http.Request, opt Options) (*plan, error) {
 	if opt.MaxPages < 0 || opt.MaxRows < 0 {
 		return nil, optionsError("MaxPages and MaxRows cannot be negative")
 	}
-	p := &plan{next: opt.Next, limit: opt.MaxPageBytes, redact: newRedactor(opt.Secrets)}
+	p := &plan{next: opt.Next, limit: opt.MaxPageBytes, redact: credentials.NewRedactor(opt.Secrets...)}
 	if p.next == nil {
 		p.next = LinkHeader
 	}

@@ -119,7 +119,7 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 			return
 		}
 		reqCtx := liveness.WithBodyInAttempt(ctx, pl.limit)
-		seen := map[string]struct{}{pl.first.String(): {}}
+		guard := newLoopGuard(pl.redact, pl.first)
 		var hints hints
 		u := pl.first
 		for n := 1; ; n++ {
@@ -129,19 +129,28 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 				return
 			}
 			p, err := w.fetch(reqCtx, pl, u, n, &hints)
+			if err == nil && guard.landed(u, p.URL) {
+				// The link redirected to a page already received: the
+				// page is not delivered again.
+				err = &Error{Err: ErrLoop, Page: n, URL: pl.redact.URL(u), Link: pl.redact.URL(p.URL),
+					Detail: "the link redirected to a page already received"}
+				w.stopAt(nil)
+				yield(nil, walkError(pl.redact, err))
+				return
+			}
 			if err != nil {
 				w.stopAt(u)
 				if ctx.Err() != nil {
 					err = ctx.Err()
 				} else {
-					err = pl.redact.walkError(err)
+					err = walkError(pl.redact, err)
 				}
 				yield(nil, err)
 				return
 			}
-			next, linkErr := w.nextURL(pl, p, seen)
+			next, linkErr := w.nextURL(pl, p, guard)
 			if linkErr != nil {
-				linkErr = pl.redact.walkError(linkErr)
+				linkErr = walkError(pl.redact, linkErr)
 			}
 			p.Next = next
 			stop, trimmed := false, 0
@@ -190,7 +199,7 @@ func (w *Walk) stopAt(u *url.URL) {
 
 // nextURL asks the strategy for the next link of p and puts it through the
 // policy and the loop guard. It returns nil, nil on the last page.
-func (w *Walk) nextURL(pl *plan, p *Page, seen map[string]struct{}) (*url.URL, error) {
+func (w *Walk) nextURL(pl *plan, p *Page, guard *loopGuard) (*url.URL, error) {
 	href, err := pl.next.NextLink(p)
 	if err == nil && href == "" {
 		return nil, nil
@@ -200,11 +209,12 @@ func (w *Walk) nextURL(pl *plan, p *Page, seen map[string]struct{}) (*url.URL, e
 		next, err = pl.policy.Resolve(href, p.URL)
 	}
 	if err == nil {
-		key := next.String()
-		if _, dup := seen[key]; dup {
+		// A link that echoes a secret is followed without it: the
+		// credentials layer attaches the key where it belongs.
+		next = pl.redact.KeyFree(next)
+		if guard.see(next) {
 			err = &Error{Err: ErrLoop, Link: credentials.RedactURL(next)}
 		}
-		seen[key] = struct{}{}
 	}
 	if err != nil {
 		e, ok := err.(*Error)
@@ -233,7 +243,7 @@ func (w *Walk) report(pl *plan, p *Page) {
 	progress.Emit(w.opt.Reporter, progress.Event{
 		Kind:       progress.PageReceived,
 		Method:     method,
-		URL:        pl.redact.urlText(p.URL),
+		URL:        pl.redact.URL(p.URL),
 		Host:       p.URL.Host,
 		Status:     p.Status,
 		Done:       p.Number,

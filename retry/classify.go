@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"syscall"
 
+	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/liveness"
 )
 
@@ -25,6 +26,7 @@ const (
 	classScheme      = "unsupported scheme"
 	classMalformed   = "malformed request"
 	classTransport   = "transport"
+	classWithheld    = "key withheld"
 )
 
 // classify names a failure without a response and reports whether a later
@@ -38,6 +40,14 @@ const (
 func classify(err error, req *http.Request) (class string, retryable bool) {
 	if errors.Is(err, liveness.ErrBodyTooLarge) {
 		return classTooLarge, false
+	}
+	// The credentials layer refused to send: a key misconfigured, or one
+	// that would reach an origin that does not accept it. Every attempt
+	// would be refused the same way.
+	var leak *credentials.LeakError
+	var keyErr *credentials.KeyError
+	if errors.As(err, &leak) || errors.As(err, &keyErr) {
+		return classWithheld, false
 	}
 	if req.URL == nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
 		return classScheme, false

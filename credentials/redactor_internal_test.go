@@ -1,4 +1,4 @@
-package paginate
+package credentials
 
 import (
 	"encoding/base64"
@@ -8,11 +8,11 @@ import (
 	"testing"
 )
 
-func TestRedactorText(t *testing.T) {
+func TestRedactorString(t *testing.T) {
 	t.Parallel()
 	const key = "s3cr3t/k+y=v&1"
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
-	r := newRedactor([]string{"", key})
+	r := NewRedactor("", key)
 	cases := []struct{ name, in, want string }{
 		{"no secret", "nothing to see", "nothing to see"},
 		{"as written", "you sent " + key + ".", "you sent REDACTED."},
@@ -28,23 +28,23 @@ func TestRedactorText(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if got := r.text(c.in); got != c.want {
-				t.Errorf("text(%q) = %q, want %q", c.in, got, c.want)
+			if got := r.String(c.in); got != c.want {
+				t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
 			}
 		})
 	}
-	var none *redactor
-	if newRedactor([]string{""}) != nil || none.text(key) != key {
+	var none *Redactor
+	if NewRedactor("") != nil || none.String(key) != key {
 		t.Error("no secrets must change no text")
 	}
 }
 
-func TestRedactorCause(t *testing.T) {
+func TestRedactorError(t *testing.T) {
 	t.Parallel()
 	const key = "s3cr3t-k3y"
 	cause := errors.New("echoed " + key)
-	r := newRedactor([]string{key})
-	err := r.cause(&url.Error{Op: "Get", URL: "https://user:pw@api.example.gov/x?api_key=a&q=" + key, Err: cause})
+	r := NewRedactor(key)
+	err := r.Error(&url.Error{Op: "Get", URL: "https://user:pw@api.example.gov/x?api_key=a&q=" + key, Err: cause})
 	var ue *url.Error
 	if !errors.As(err, &ue) || !errors.Is(err, cause) {
 		t.Fatalf("cause %v lost its *url.Error or its cause", err)
@@ -52,10 +52,10 @@ func TestRedactorCause(t *testing.T) {
 	if want := `Get "https://REDACTED@api.example.gov/x?api_key=REDACTED&q=REDACTED": echoed REDACTED`; err.Error() != want {
 		t.Errorf("cause text %q, want %q", err, want)
 	}
-	if plain := errors.New("nothing secret"); r.cause(plain) != plain {
+	if plain := errors.New("nothing secret"); r.Error(plain) != plain {
 		t.Error("a cause without a secret must be returned as it was")
 	}
-	if got := r.cause(&url.Error{Op: "Get", URL: "%zz", Err: cause}).(*url.Error).URL; got != "(unparsable URL)" {
+	if got := r.Error(&url.Error{Op: "Get", URL: "%zz", Err: cause}).(*url.Error).URL; got != "(unparsable URL)" {
 		t.Errorf("unparsable URL kept as %q", got)
 	}
 }
@@ -74,14 +74,14 @@ func FuzzRedactBase64(f *testing.F) {
 		if len(secret) >= 7 && len(runs) != 6 {
 			t.Fatalf("%d runs for a secret of %d bytes, want 6", len(runs), len(secret))
 		}
-		r := newRedactor([]string{secret})
+		r := NewRedactor(secret)
 		if r == nil {
 			return
 		}
 		plain := []byte(prefix + secret + suffix)
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
 			in := "Authorization: Basic " + enc.EncodeToString(plain) + "\n"
-			out := r.text(in)
+			out := r.String(in)
 			for _, run := range runs {
 				if strings.Contains(out, run) {
 					t.Fatalf("text(%q) = %q still holds %q", in, out, run)

@@ -1,0 +1,124 @@
+package wiretest_test
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/internal/wiretest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(wiretest.Main(m)) }
+
+const key = "wire-5ec4e7-planted"
+
+// plant sends one request to a watched server with the key wherever the
+// case puts it, and returns what the watch found.
+func plant(t *testing.T, accepted bool, edit func(r *http.Request)) []wiretest.Leak {
+	t.Helper()
+	var w *wiretest.Watch
+	var findings []wiretest.Leak
+	// A subtest of its own, so that the findings are read, not reported.
+	t.Run("send", func(t *testing.T) {
+		w = wiretest.For(t)
+		s := w.Server(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, "ok") }))
+		host := "http://127.0.0.1:1"
+		if accepted {
+			host = "http://" + s.Listener.Addr().String()
+		}
+		w.Key(credentials.Key{Header: "X-Api-Key", Value: key, Hosts: []string{host}})
+		req, err := http.NewRequest(http.MethodPost, s.URL+"/x?q=1", strings.NewReader("clean body"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(req)
+		resp, err := s.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		findings = w.Findings()
+		// Found leaks are this test's subject, not a failure of it.
+		w.Forget()
+	})
+	return findings
+}
+
+func TestWatchCatchesAPlantedLeak(t *testing.T) {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	cases := []struct {
+		name, where string
+		edit        func(r *http.Request)
+	}{
+		{"Referer", "header Referer", func(r *http.Request) { r.Header.Set("Referer", "https://api.example/p?api_key="+key) }},
+		{"Referer escaped", "header Referer", func(r *http.Request) { r.Header.Set("Referer", "https://api.example/p?k="+url.QueryEscape("a b/"+key)) }},
+		{"key header", "header X-Api-Key", func(r *http.Request) { r.Header.Set("X-Api-Key", key) }},
+		{"Basic", "header Authorization", func(r *http.Request) { r.Header.Set("Authorization", "Basic "+b64("user:"+key)) }},
+		{"query under an innocent name", "request line", func(r *http.Request) { r.URL.RawQuery = "appid=" + key }},
+		{"path", "request line", func(r *http.Request) { r.URL.Path = "/v1/" + key + "/items" }},
+		{"body", "body", func(r *http.Request) {
+			r.Body = io.NopCloser(strings.NewReader(`{"k":"` + key + `"}`))
+			r.ContentLength = int64(len(`{"k":"` + key + `"}`))
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			found := plant(t, false, c.edit)
+			if len(found) != 1 || !strings.Contains(found[0].Where, c.where) {
+				t.Fatalf("findings %+v, want one in %s", found, c.where)
+			}
+			if strings.Contains(found[0].Text, key) || !strings.Contains(found[0].Text, "«KEY»") {
+				t.Errorf("the finding shows %q; want the key marked, not printed", found[0].Text)
+			}
+			// The same request to the origin that accepts the key is fine.
+			if found := plant(t, true, c.edit); len(found) != 0 {
+				t.Errorf("findings %+v for the origin that accepts the key", found)
+			}
+		})
+	}
+	if found := plant(t, false, func(*http.Request) {}); len(found) != 0 {
+		t.Errorf("findings %+v for a clean request", found)
+	}
+}
+
+func TestWatchCatchesASecretInAText(t *testing.T) {
+	var found []wiretest.Leak
+	t.Run("texts", func(t *testing.T) {
+		w := wiretest.For(t)
+		w.Secret(key)
+		w.Text("clean", "nothing here")
+		w.Err("wrapped", fmt.Errorf("outer: %w", errors.Join(errors.New("clean"), &url.Error{Op: "Get", URL: "https://x.example/?appid=" + key, Err: io.EOF})))
+		fmt.Fprintf(w.Writer("stderr"), "progress: %s\n", url.QueryEscape(key))
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte(`{"url":"https://x.example/?hapikey=`+key+`"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		w.Dir(dir)
+		w.Reporter(nil).Report(progressEvent(key))
+		found = w.Findings()
+		w.Forget()
+	})
+	got := map[string]bool{}
+	for _, l := range found {
+		got[strings.Fields(l.Where)[0]] = true
+	}
+	for _, want := range []string{"wrapped", "stderr", "file", "event"} {
+		if !got[want] {
+			t.Errorf("the watch missed the secret planted in %s; found %+v", want, found)
+		}
+	}
+	if got["clean"] {
+		t.Error("the watch reports a secret where there is none")
+	}
+}

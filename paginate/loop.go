@@ -1,0 +1,54 @@
+package paginate
+
+import (
+	"net/url"
+
+	"github.com/steadyhttp/steady/credentials"
+)
+
+// loopGuard remembers the pages a walk has asked for and received, so that
+// no page is delivered twice. It compares URLs as the server names one
+// page: without the fragment (#top names the page it is on), without any
+// parameter holding one of the walk's secrets (a self link that echoes the
+// key is the page without it, which the credentials layer completes), and
+// without userinfo. Both the link a walk follows and the final URL it lands
+// on after redirects are checked, so a link that redirects back to an
+// earlier page ends the walk before that page comes again.
+type loopGuard struct {
+	red  *credentials.Redactor
+	seen map[string]struct{}
+}
+
+func newLoopGuard(red *credentials.Redactor, first *url.URL) *loopGuard {
+	g := &loopGuard{red: red, seen: make(map[string]struct{})}
+	g.see(first)
+	return g
+}
+
+// key returns the form of u the guard compares.
+func (g *loopGuard) key(u *url.URL) string {
+	c := *g.red.KeyFree(u)
+	c.Fragment, c.RawFragment = "", ""
+	return c.String()
+}
+
+// see records u and reports whether it, or a URL naming the same page, was
+// seen before.
+func (g *loopGuard) see(u *url.URL) bool {
+	k := g.key(u)
+	if _, dup := g.seen[k]; dup {
+		return true
+	}
+	g.seen[k] = struct{}{}
+	return false
+}
+
+// landed records where the request for u ended after redirects, final, and
+// reports whether that page was seen before. Landing where the link
+// pointed is not a repeat.
+func (g *loopGuard) landed(u, final *url.URL) bool {
+	if final == nil || g.key(final) == g.key(u) {
+		return false
+	}
+	return g.see(final)
+}
