@@ -3,6 +3,7 @@ package paginate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -34,14 +35,26 @@ func (w *Walk) fetch(ctx context.Context, pl *plan, u *url.URL, n int, h *hints)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := w.client.Do(req)
+	resp, err := pl.client.Do(req)
 	if err != nil {
+		var refused *Error
+		if errors.As(err, &refused) {
+			return nil, redirectRefused(refused, n, u)
+		}
 		return nil, &Error{Err: err, Page: n, URL: credentials.RedactURL(u)}
 	}
 	defer resp.Body.Close()
 	final := u
 	if resp.Request != nil && resp.Request.URL != nil {
 		final = resp.Request.URL
+	}
+	if final != u {
+		// However the hop was followed (a caller's CheckRedirect, or a
+		// transport that follows redirects itself), the page must come
+		// from where a link could have led.
+		if err := pl.policy.Check(final, u); err != nil {
+			return nil, redirectRefused(err.(*Error), n, u)
+		}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, ExcerptBytes))
@@ -62,6 +75,37 @@ func (w *Walk) fetch(ctx context.Context, pl *plan, u *url.URL, n int, h *hints)
 		}
 	}
 	return p, nil
+}
+
+// guardRedirects returns a copy of client whose redirects obey the
+// next-link policy (ADR 142): a next link on an allowed host that
+// redirects elsewhere (169.254.169.254, say) is refused before the hop is
+// sent, as the link itself would be. The client's own CheckRedirect, or
+// net/http's limit of ten, then applies as before.
+func guardRedirects(client *http.Client, policy Policy) *http.Client {
+	c := *client
+	inner := client.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := policy.Check(req.URL, via[len(via)-1].URL); err != nil {
+			return err
+		}
+		if inner != nil {
+			return inner(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
+}
+
+// redirectRefused completes the policy's refusal of a redirect met while
+// fetching page n at u.
+func redirectRefused(e *Error, n int, u *url.URL) *Error {
+	e.Page, e.URL = n, credentials.RedactURL(u)
+	e.Detail = fmt.Sprintf("the request for page %d was redirected there", n)
+	return e
 }
 
 // request clones the walk's first request for u. Only the URL differs; a

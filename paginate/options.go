@@ -34,6 +34,12 @@ type Options struct {
 	// containing a dot cannot be named.
 	Items string
 
+	// TotalField is where the first page announces how many items the
+	// whole walk has, a dotted path to a JSON number such as "meta.total"
+	// ([Summary.Total] reports it). Empty means the X-Total-Count header,
+	// else a top-level numberMatched (OGC API Features, STAC).
+	TotalField string
+
 	// AllowedHosts are the hosts next links may point at ("host" or
 	// "host:port"); empty means the host of the first request.
 	AllowedHosts []string
@@ -78,6 +84,10 @@ type plan struct {
 	mask  uint8
 	// redact hides Options.Secrets in errors and events.
 	redact *credentials.Redactor
+	// total is Options.TotalField split; nil means the defaults.
+	total []string
+	// client is the walk's client with the policy on its redirects.
+	client *http.Client
 }
 
 func (p *plan) wantItems() bool { return p.mask&1 != 0 }
@@ -124,6 +134,13 @@ func newPlan(req *http.Request, opt Options) (*plan, error) {
 		p.paths[0], p.mask = path, 1
 	} else if opt.MaxRows > 0 {
 		return nil, optionsError("MaxRows counts items, but Items is NoItems")
+	}
+	if opt.TotalField != "" {
+		path, err := splitPath(opt.TotalField, "TotalField")
+		if err != nil {
+			return nil, err
+		}
+		p.total = path
 	}
 	if jp, ok := p.next.(jsonPather); ok {
 		p.paths[1] = jp.jsonPath()

@@ -80,6 +80,33 @@ func (p Policy) Resolve(href string, from *url.URL) (*url.URL, error) {
 	return u, nil
 }
 
+// Check applies the policy to u, a URL the walk is about to request that
+// was not written as a link (the target of a redirect, reached from from):
+// it refuses, with the same [*Error] causes as [Policy.Resolve], a scheme
+// other than http and https, a host that is not allowed (the canonical
+// host counts as allowed) and a step from https down to http. Nothing is
+// rewritten: a redirect is followed as the server gave it, or not at all.
+func (p Policy) Check(u, from *url.URL) error {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return &Error{Err: ErrScheme, Link: credentials.RedactURL(u), URL: credentials.RedactURL(from)}
+	}
+	allowed := p.AllowedHosts
+	if len(allowed) == 0 {
+		allowed = []string{from.Host}
+	}
+	if p.CanonicalHost != "" {
+		allowed = append(allowed[:len(allowed):len(allowed)], p.CanonicalHost)
+	}
+	if !hostAllowed(u, allowed) {
+		return &Error{Err: ErrCrossHost, Link: credentials.RedactURL(u), URL: credentials.RedactURL(from),
+			Host: u.Host, Allowed: allowed}
+	}
+	if from.Scheme == "https" && u.Scheme == "http" {
+		return &Error{Err: ErrDowngrade, Link: credentials.RedactURL(u), URL: credentials.RedactURL(from)}
+	}
+	return nil
+}
+
 // hostAllowed reports whether u's host and port match an entry exactly. A
 // lookalike such as api.example.gov.evil.com is a different host; a port
 // other than the scheme's default must be named in the entry.

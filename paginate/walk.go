@@ -69,6 +69,11 @@ type Summary struct {
 	Next *url.URL
 	// Trimmed is how many items of the last page MaxRows held back.
 	Trimmed int
+	// Total is how many items the walk's first page announced the whole
+	// collection has (see [Options.TotalField]); 0 when it announced
+	// none. A complete walk that yielded fewer, with no cap to explain
+	// it, fell short of what the server said it holds.
+	Total int64
 }
 
 // rateLimitHeaders are the response headers a summary keeps.
@@ -118,6 +123,7 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 			yield(nil, err)
 			return
 		}
+		pl.client = guardRedirects(w.client, pl.policy)
 		reqCtx := liveness.WithBodyInAttempt(ctx, pl.limit)
 		guard := newLoopGuard(pl.redact, pl.first)
 		var hints hints
@@ -166,6 +172,9 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 				stop = true
 			}
 			w.mu.Lock()
+			if n == 1 {
+				w.sum.Total = announcedTotal(p, pl.total)
+			}
 			w.sum.Pages++
 			w.sum.Items += len(p.Items)
 			w.sum.Bytes += int64(len(p.Body))
@@ -235,10 +244,13 @@ func (w *Walk) report(pl *plan, p *Page) {
 	if method == "" {
 		method = http.MethodGet
 	}
-	// X-Total-Count, when a server sends it, lets a renderer show a share.
+	// An announced total lets a renderer show a share: this page's
+	// X-Total-Count, else what the first page announced.
 	total, err := strconv.ParseInt(p.Header.Get("X-Total-Count"), 10, 64)
 	if err != nil || total < 0 {
-		total = 0
+		w.mu.Lock()
+		total = w.sum.Total
+		w.mu.Unlock()
 	}
 	progress.Emit(w.opt.Reporter, progress.Event{
 		Kind:       progress.PageReceived,

@@ -270,7 +270,13 @@ func (x *exchange) items() {
 			b = append(b, '}')
 		}
 	case JSONLinks:
-		b = append(b, '{')
+		// numberMatched and numberReturned, as OGC API Features pages
+		// announce the collection's size and the page's.
+		b = append(b, `{"numberMatched":`...)
+		b = strconv.AppendInt(b, int64(rows), 10)
+		b = append(b, `,"numberReturned":`...)
+		b = strconv.AppendInt(b, int64(end-start), 10)
+		b = append(b, ',')
 		b = append(b, h.itemsKeyJSON...)
 		b = append(b, ':')
 		b = appendRows(b, start, end)

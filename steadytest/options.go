@@ -37,10 +37,11 @@ const (
 	// rel="prev" after the first page. Pages are addressed by the offset and
 	// limit query parameters.
 	LinkHeader Style = iota
-	// JSONLinks: the body is {"items": [...], "links": [...]}, where links
-	// holds {"rel": "self", "href": URL} and, while there are more pages,
-	// {"rel": "next", "href": URL}, in the manner of OGC API Features. Pages
-	// are addressed by offset and limit.
+	// JSONLinks: the body is {"numberMatched": N, "numberReturned": n,
+	// "items": [...], "links": [...]}, where links holds {"rel": "self",
+	// "href": URL} and, while there are more pages, {"rel": "next", "href":
+	// URL}, in the manner of OGC API Features. Pages are addressed by
+	// offset and limit. Every style also sends X-Total-Count.
 	JSONLinks
 	// Cursor: the body is {"data": [...], "next_cursor": "opaque"}; the
 	// client sends the cursor back in the cursor query parameter. On the last

@@ -77,8 +77,10 @@ func encodeCursor(offset int) string {
 func decodeCursor(c string) (int, error) {
 	bad := &paramError{"invalid_cursor", fmt.Sprintf("cursor %q was not issued by this server", truncate(c))}
 	// Strict: trailing bits must be zero, so each offset has one cursor.
+	// Strict or not, the decoder skips CR and LF anywhere in its input, so
+	// the cursor must also be what its bytes encode to.
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(c)
-	if err != nil {
+	if err != nil || base64.RawURLEncoding.EncodeToString(raw) != c {
 		return 0, bad
 	}
 	digits, ok := strings.CutPrefix(string(raw), cursorPrefix)

@@ -56,7 +56,8 @@ func TestCursorRoundTripAndRejects(t *testing.T) {
 		encodeCursor(5) + "=",                  // padding the server never sends
 		b64("o1:"), b64("o1:-1"), b64("o1:+1"), // no digits, signs
 		b64("o1:01"), b64("o1: 1"), b64("o2:1"), // non-canonical, other version
-		b64("o1:99999999999999999999"), // saturating would alias it
+		b64("o1:99999999999999999999"),                      // saturating would alias it
+		"bzE6MzA\r", "bzE6\nMzA", "\r\n" + encodeCursor(30), // base64 skips CR and LF
 	} {
 		if off, err := decodeCursor(c); err == nil {
 			t.Errorf("decodeCursor(%q) = %d, want an error", c, off)

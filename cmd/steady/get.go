@@ -46,13 +46,14 @@ with the attempts made and why retrying stopped.`,
 				}
 				req.Header.Add(name, strings.TrimSpace(value))
 			}
-			var out *output
-			if outPath != "" {
-				if out, err = createOutput(outPath, force); err != nil {
-					return err
-				}
-				defer out.abort()
+			if outPath == "" {
+				outPath = "-"
 			}
+			out, err := createOutput(outPath, force, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			defer out.abort()
 			client, r, err := g.clientFor(target, retry.Policy{})
 			if err != nil {
 				return err
@@ -64,21 +65,14 @@ with the attempts made and why retrying stopped.`,
 				return err
 			}
 			defer resp.Body.Close()
-			var w io.Writer = cmd.OutOrStdout()
-			if out != nil {
-				w = out
-			}
-			if _, err := io.Copy(w, resp.Body); err != nil {
+			if _, err := io.Copy(out, resp.Body); err != nil {
 				return fmt.Errorf("reading the body of %s: %w", credentials.RedactURL(target), err)
 			}
-			if out != nil {
-				return out.commit()
-			}
-			return nil
+			return out.commit()
 		},
 	}
 	cmd.Flags().StringArrayVarP(&headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
-	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the body to this file (complete or not at all)")
+	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the body to this file, complete or not at all (- for stdout; a FIFO or device is written in place)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing output file")
 	return cmd
 }

@@ -28,12 +28,17 @@ type job struct {
 	pages   string   // the --pages text
 	next    paginate.Next
 	items   string
+	total   string // the --total field ("": the defaults)
 	maxRows int
 	format  string // "jsonl" or "csv"
 	out     string // "" means w
 	w       io.Writer
-	resume  bool
-	force   bool
+	label   string // what w is called in messages ("" means stdout)
+	// wrap, when set, wraps the partial file's writer: tests inject
+	// failing disks with it.
+	wrap   func(io.Writer) io.Writer
+	resume bool
+	force  bool
 }
 
 type result struct {
@@ -98,6 +103,9 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 		}
 		defer file.Close()
 		w = file
+		if j.wrap != nil {
+			w = j.wrap(file)
+		}
 		res.resumed = j.resume
 	}
 	sink := newSink(j.format, w, st.Columns)
@@ -106,7 +114,7 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 		return res, j.finish(file, st, &res)
 	}
 
-	opt := paginate.Options{Next: j.next, Items: j.items, Reporter: rep}
+	opt := paginate.Options{Next: j.next, Items: j.items, TotalField: j.total, Reporter: rep}
 	if j.maxRows > 0 {
 		opt.MaxRows = j.maxRows - int(st.Rows)
 	}
@@ -114,20 +122,32 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 	if err != nil {
 		return res, &usageError{err: err}
 	}
+	cp := newCheckpoint(file, statePath(j.out), st.Offset)
+	ctx, outcome := retry.WithOutcome(ctx) // the last page's: why retrying stopped
 	for page, werr := range walk.All(ctx) {
 		if werr != nil {
-			err = werr
+			err = rateLimited(werr, outcome)
 			break
 		}
-		if err = sink.writePage(st.Done+1, page.Items); err != nil {
-			break
+		// A page counts only once it is written: until then the state on
+		// disk still names it, so a failed write (a CSV item that is not
+		// an object, a full disk, a file-size limit) is fetched again on
+		// resume rather than skipped.
+		if err = sink.writePage(st.Done+1, page.Items); err == nil {
+			err = sink.flush()
 		}
-		if err = sink.flush(); err != nil {
+		if err != nil {
 			err = fmt.Errorf("writing %s: %w", j.name(), err)
+			cp.rollback()
 			break
 		}
 		st.Done++
 		st.Rows += int64(len(page.Items))
+		if page.Number == 1 {
+			if t := walk.Summary().Total; t > 0 {
+				st.Total = t // kept for a resume, whose first page may not say
+			}
+		}
 		st.Columns = sink.columns()
 		res.rows, res.pages = st.Rows, st.Done
 		if page.Next == nil {
@@ -138,19 +158,45 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 			continue
 		}
 		st.Next = stripCredentials(page.Next)
-		if file != nil {
-			if st.Offset, err = file.Seek(0, io.SeekCurrent); err != nil {
-				break
-			}
-			if err = st.save(statePath(j.out)); err != nil {
-				break
-			}
+		if err = cp.pageDone(st); err != nil {
+			break
 		}
 	}
 	if err != nil {
-		return res, j.interrupted(err, walk.Summary(), st)
+		return res, j.interrupted(err, st)
+	}
+	if err := j.short(walk.Summary(), st, file); err != nil {
+		return res, err
 	}
 	return res, j.finish(file, st, &res)
+}
+
+// short fails a walk that ended with fewer rows than the server announced
+// (ADR 143): a wrong --pages or --items, or a server that stopped early,
+// must not pass as a whole harvest. The rows stay where they were written;
+// a file keeps its .partial name, and its state goes, since the walk has
+// no page left to resume from.
+func (j *job) short(sum paginate.Summary, st *harvestState, file *os.File) error {
+	if sum.Total > 0 {
+		st.Total = sum.Total
+	}
+	want := st.Total
+	if j.maxRows > 0 {
+		want = min(want, int64(j.maxRows))
+	}
+	if st.Rows >= want {
+		return nil
+	}
+	where := "were written to " + j.name()
+	if file != nil {
+		if err := file.Sync(); err != nil {
+			return fmt.Errorf("writing %s: %w", j.name(), err)
+		}
+		os.Remove(statePath(j.out))
+		where = "are kept in " + partialPath(j.out)
+	}
+	return fmt.Errorf("the server announced %d rows, but the walk ended after %d: the pages may be linked another way (--pages, --items) or the server stopped early; the %d rows %s",
+		st.Total, st.Rows, st.Rows, where)
 }
 
 // open prepares the partial file: a new one, or, with --resume, the old one
@@ -168,13 +214,23 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 		if old.URL != fresh.URL || old.Pages != fresh.Pages || old.Items != fresh.Items || old.Format != fresh.Format || old.MaxRows != fresh.MaxRows {
 			return nil, nil, usagef("the saved harvest in %s is of %s with other options; repeat its command line or use --force", state, credentials.RedactURLString(old.URL))
 		}
-		if err := checkDestination(j.out, j.force); err != nil {
+		if err := j.checkFile(); err != nil {
 			return nil, nil, err
 		}
-		f, err := os.OpenFile(partial, os.O_RDWR, 0)
+		f, err := openPrivate(partial, false)
 		if err != nil {
 			return nil, nil, usagef("cannot resume: %v", unwrapPathError(err))
 		}
+		if fi, err := f.Stat(); err != nil || fi.Size() < old.Offset {
+			f.Close()
+			size := int64(-1)
+			if fi != nil {
+				size = fi.Size()
+			}
+			return nil, nil, usagef("cannot resume: %s holds %d bytes, shorter than the %d bytes of whole pages %s records; rows were lost from it (a crash that lost data, or an edit), so start over with --force", partial, size, old.Offset, state)
+		}
+		// Bytes past the offset are a page the state does not count (a
+		// kill between its write and the state's): they are fetched again.
 		if err := f.Truncate(old.Offset); err != nil {
 			f.Close()
 			return nil, nil, err
@@ -187,10 +243,10 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 	case old != nil && !j.force:
 		return nil, nil, usagef("an interrupted harvest into %s exists; continue it with --resume or start over with --force", j.out)
 	}
-	if err := checkDestination(j.out, j.force); err != nil {
+	if err := j.checkFile(); err != nil {
 		return nil, nil, err
 	}
-	f, err := os.OpenFile(partial, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := openPrivate(partial, true)
 	if err != nil {
 		return nil, nil, usagef("cannot write the output %s: %v", partial, unwrapPathError(err))
 	}
@@ -202,17 +258,31 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 	return f, fresh, nil
 }
 
+// checkFile makes sure the output is a regular file (or none yet): the
+// partial file and the state live beside it, and only it can be replaced by
+// a rename at the end.
+func (j *job) checkFile() error {
+	kind, err := checkOutput(j.out, j.force)
+	if err == nil && kind != destFile {
+		err = usagef("the output %s is not a regular file: a harvest into it cannot keep a partial file and a state beside it", j.out)
+	}
+	return err
+}
+
 // finish renames the partial file to the output: the walk is complete.
 func (j *job) finish(file *os.File, st *harvestState, res *result) error {
 	res.complete = true
 	if file == nil {
 		return nil
 	}
+	if err := file.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", j.name(), err)
+	}
 	if err := file.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", j.name(), err)
 	}
-	if err := os.Rename(partialPath(j.out), j.out); err != nil {
-		return fmt.Errorf("writing %s: %w", j.out, err)
+	if err := replaceWith(partialPath(j.out), j.out); err != nil {
+		return err
 	}
 	os.Remove(statePath(j.out))
 	return nil
@@ -221,14 +291,15 @@ func (j *job) finish(file *os.File, st *harvestState, res *result) error {
 // interrupted explains a walk that ended early. Every whole page is already
 // in the partial file and the state says where to continue, so nothing
 // fetched is lost whatever the cause.
-func (j *job) interrupted(err error, sum paginate.Summary, st *harvestState) error {
+func (j *job) interrupted(err error, st *harvestState) error {
 	if j.out == "" {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("interrupted after %d rows written to %s (without -o a harvest cannot be resumed): %w", st.Rows, j.name(), err)
+		}
 		return err
 	}
-	if sum.Next != nil {
-		st.Next = stripCredentials(sum.Next)
-		_ = st.save(statePath(j.out))
-	}
+	// The state on disk is the resume point: the first page not durably
+	// written. Nothing here moves it.
 	if st.Next == "" {
 		// Nothing to resume from (a refused next link): keep the rows, drop
 		// the state, so no resume can fetch a written page again.
@@ -243,6 +314,33 @@ func (j *job) interrupted(err error, sum paginate.Summary, st *harvestState) err
 		err, st.Rows, partialPath(j.out))
 }
 
+// rateLimitedError is a walk stopped by a rate limit that steady would not
+// wait out: it exits 4, as get's [*steady.RateLimitError] does.
+type rateLimitedError struct {
+	err  error
+	wait time.Duration // the server's hint, 0 when it gave none
+}
+
+func (e *rateLimitedError) Error() string {
+	if e.wait > 0 {
+		return fmt.Sprintf("%v; the server asked to wait %v, longer than steady waits", e.err, e.wait.Round(time.Second))
+	}
+	return e.err.Error()
+}
+func (e *rateLimitedError) Unwrap() error { return e.err }
+
+// rateLimited marks err as a rate limit when the page failed with a final
+// 429, or retrying stopped because the wait asked for (Retry-After, or a
+// quota's reset) is past the cap.
+func rateLimited(err error, out *retry.Outcome) error {
+	var pe *paginate.Error
+	is429 := errors.As(err, &pe) && pe.Status == 429
+	if is429 || errors.Is(out.Stop, retry.ErrRetryAfter) || errors.Is(out.Stop, retry.ErrRateLimited) {
+		return &rateLimitedError{err: err, wait: out.RetryAfter}
+	}
+	return err
+}
+
 // transient reports whether trying later might get further: retrying ran
 // out (attempts, stall budget, rate limit, budget), a retryable status, or
 // the user stopped the run.
@@ -255,6 +353,8 @@ func transient(err error) bool {
 		errors.Is(err, retry.ErrRetryAfter), errors.Is(err, retry.ErrBudget),
 		errors.Is(err, retry.ErrRateLimited):
 		return true
+	case errors.As(err, new(*rateLimitedError)):
+		return true
 	case errors.As(err, &r):
 		return r.Retryable()
 	case errors.As(err, &pe) && errors.Is(pe, paginate.ErrStatus):
@@ -266,17 +366,20 @@ func transient(err error) bool {
 }
 
 func (j *job) name() string {
-	if j.out == "" {
-		return "stdout"
+	switch {
+	case j.out != "":
+		return j.out
+	case j.label != "":
+		return j.label
 	}
-	return j.out
+	return "stdout"
 }
 
 func newHarvest(g *globals) *cobra.Command {
 	var (
-		pages, items, out, format string
-		maxRows                   int
-		resume, force             bool
+		pages, items, out, format, total string
+		maxRows                          int
+		resume, force                    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "harvest URL",
@@ -325,16 +428,38 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 			if !cmd.Flags().Changed("items") {
 				items = defaultItems(pages)
 			}
+			// A regular file gets a partial file and a state; standard
+			// output and special files are streamed into, with no resume.
+			w, file, label := cmd.OutOrStdout(), out, ""
+			if out != "" {
+				kind, err := checkOutput(out, force)
+				if err != nil {
+					return err
+				}
+				switch {
+				case kind != destFile && resume:
+					return usagef("--resume needs the regular -o file of the interrupted harvest, not %s", out)
+				case kind == destStdout:
+					file = ""
+				case kind == destSpecial:
+					f, err := openSpecial(out)
+					if err != nil {
+						return err
+					}
+					defer f.Close()
+					w, file, label = f, "", out
+				}
+			}
 			client, r, err := g.clientFor(target, retry.Policy{RetryStatus: retry.AnyServerError})
 			if err != nil {
 				return err
 			}
 			defer client.CloseIdleConnections()
-			j := &job{client: client, origin: target, pages: pages, next: next, items: items,
-				maxRows: maxRows, format: fmtName, out: out, w: cmd.OutOrStdout(), resume: resume, force: force}
+			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total,
+				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force}
 			res, err := j.run(cmd.Context(), r)
 			r.Close()
-			if err == nil && out != "" && !g.quiet {
+			if err == nil && file != "" && !g.quiet {
 				fmt.Fprintf(g.stderr, "harvested %d rows in %d pages into %s (%s)\n", res.rows, res.pages, out, res.elapsed.Round(time.Millisecond))
 			}
 			return err
@@ -344,6 +469,7 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 	f.StringVar(&pages, "pages", "link", "how pages are linked: link, json-links or cursor:FIELD:PARAM")
 	f.StringVar(&items, "items", "", "where the items are in a page (default: top-level array; features for json-links; data for cursor)")
 	f.StringVarP(&out, "output", "o", "", "output file, .jsonl or .csv (default: JSONL on stdout)")
+	f.StringVar(&total, "total", "", "where the first page says how many items there are, a dotted path such as meta.total (default: the X-Total-Count header, or numberMatched)")
 	f.StringVar(&format, "format", "", "output format, jsonl or csv (default: from the file's extension)")
 	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")

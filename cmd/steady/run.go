@@ -32,7 +32,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitOK
 	}
 	code := exitCode(err)
-	fmt.Fprintf(stderr, "steady: %s\n", oneLine(err))
+	msg := oneLine(err)
+	if code == exitFailed && ctx.Err() != nil {
+		// The user stopped the run (Ctrl-C, SIGTERM): whatever failed
+		// failed because of that.
+		code = exitInterrupted
+	}
+	var ie *interruptedError
+	if code == exitInterrupted && !errors.As(err, &ie) && !strings.HasPrefix(msg, "interrupted") {
+		msg = "interrupted: " + msg
+	}
+	fmt.Fprintf(stderr, "steady: %s\n", msg)
 	if code == exitUsage && isFlagError(err) {
 		fmt.Fprintln(stderr, "Run 'steady --help' for usage.")
 	}
@@ -75,13 +85,14 @@ func (e *interruptedError) Unwrap() error { return e.err }
 func exitCode(err error) int {
 	var ue *usageError
 	var rl *steady.RateLimitError
+	var rle *rateLimitedError
 	var ie *interruptedError
 	switch {
 	case errors.As(err, &ue), errors.Is(err, config.ErrConfiguration):
 		return exitUsage
-	case errors.As(err, &rl), errors.Is(err, retry.ErrRetryAfter), errors.Is(err, retry.ErrRateLimited):
+	case errors.As(err, &rl), errors.As(err, &rle), errors.Is(err, retry.ErrRetryAfter), errors.Is(err, retry.ErrRateLimited):
 		return exitRateLimited
-	case errors.As(err, &ie):
+	case errors.As(err, &ie), errors.Is(err, context.Canceled):
 		return exitInterrupted
 	}
 	return exitFailed

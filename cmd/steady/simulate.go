@@ -46,15 +46,19 @@ succeeded. --plot writes the load on the service over time as an SVG chart.`,
 			if plot != "" && scenario == "contention" {
 				return usagef("--plot draws the outage scenario; use --scenario outage or all")
 			}
+			w := cmd.OutOrStdout()
 			var svg *output
 			if plot != "" {
 				var err error
-				if svg, err = createOutput(plot, force); err != nil {
+				if svg, err = createOutput(plot, force, w); err != nil {
 					return err
 				}
 				defer svg.abort()
+				if plot == "-" {
+					// The chart is standard output: the tables go to stderr.
+					w = cmd.ErrOrStderr()
+				}
 			}
-			w := cmd.OutOrStdout()
 			if scenario != "outage" {
 				rows, err := simulate.Contention(simulate.ContentionConfig{Trials: trials, Seed: seed})
 				if err != nil {
@@ -84,7 +88,9 @@ succeeded. --plot writes the load on the service over time as an SVG chart.`,
 					if err := svg.commit(); err != nil {
 						return err
 					}
-					fmt.Fprintf(w, "\nchart written to %s\n", plot)
+					if plot != "-" {
+						fmt.Fprintf(w, "\nchart written to %s\n", plot)
+					}
 				}
 			}
 			return nil
@@ -93,7 +99,7 @@ succeeded. --plot writes the load on the service over time as an SVG chart.`,
 	f := cmd.Flags()
 	f.StringVar(&scenario, "scenario", "all", "contention, outage or all")
 	f.Uint64Var(&seed, "seed", 1, "seed of the simulation's random numbers")
-	f.StringVar(&plot, "plot", "", "write an SVG chart of the outage's load over time to this file")
+	f.StringVar(&plot, "plot", "", "write an SVG chart of the outage's load over time to this file (- for stdout)")
 	f.IntVar(&trials, "trials", 0, "contention trials averaged per row (0: 100)")
 	f.IntVar(&clients, "clients", 0, "outage clients (0: 1,000)")
 	f.BoolVar(&force, "force", false, "replace an existing chart file")

@@ -71,6 +71,9 @@ type csvSink struct {
 
 func (s *csvSink) setColumns(cols []string, writeHeader bool) error {
 	s.cols = cols
+	if s.cols == nil {
+		s.cols = []string{}
+	}
 	s.index = make(map[string]int, len(cols))
 	for i, c := range cols {
 		s.index[c] = i
@@ -92,7 +95,12 @@ func (s *csvSink) writePage(page int, items []json.RawMessage) error {
 		parsed[i] = f
 	}
 	if s.cols == nil {
-		var cols []string
+		if len(parsed) == 0 {
+			// No rows, no columns to offer: the header waits for the
+			// first rows.
+			return nil
+		}
+		cols := []string{}
 		seen := map[string]bool{}
 		for _, fs := range parsed {
 			for _, f := range fs {
@@ -126,6 +134,15 @@ func (s *csvSink) writePage(page int, items []json.RawMessage) error {
 				return err
 			}
 			s.row[len(s.cols)] = string(b)
+		}
+		if len(s.row) == 1 && s.row[0] == "" {
+			// A row of one empty cell would be a blank line, which CSV
+			// readers skip: write it quoted, so that it stays a row.
+			s.w.Flush()
+			if _, err := s.bw.WriteString("\"\"\n"); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := s.w.Write(s.row); err != nil {
 			return err

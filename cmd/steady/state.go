@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
-	"path/filepath"
 
 	"github.com/steadyhttp/steady/credentials"
 )
@@ -17,17 +17,20 @@ import (
 // rewritten (atomically) after every page, so it is right even when the
 // process is killed.
 type harvestState struct {
-	Version int      `json:"version"`
-	URL     string   `json:"url"`   // the harvest's first URL
-	Pages   string   `json:"pages"` // the --pages strategy
-	Items   string   `json:"items"`
-	Format  string   `json:"format"`
-	MaxRows int      `json:"max_rows,omitempty"`
-	Next    string   `json:"next"` // the page to fetch next
-	Done    int      `json:"pages_done"`
-	Rows    int64    `json:"rows"`
-	Offset  int64    `json:"offset"` // bytes of the partial file that hold whole pages
-	Columns []string `json:"columns,omitempty"`
+	Version int    `json:"version"`
+	URL     string `json:"url"`   // the harvest's first URL
+	Pages   string `json:"pages"` // the --pages strategy
+	Items   string `json:"items"`
+	Format  string `json:"format"`
+	MaxRows int    `json:"max_rows,omitempty"`
+	Next    string `json:"next"` // the page to fetch next
+	Done    int    `json:"pages_done"`
+	Rows    int64  `json:"rows"`
+	Offset  int64  `json:"offset"`          // bytes of the partial file that hold whole pages
+	Total   int64  `json:"total,omitempty"` // rows the server announced; 0: none
+	// Columns is the CSV header written, nil while none is: an empty
+	// list is a header of _extra alone.
+	Columns []string `json:"columns"`
 }
 
 const stateVersion = 1
@@ -56,7 +59,7 @@ func stripCredentials(u *url.URL) string {
 }
 
 func loadState(path string) (*harvestState, error) {
-	b, err := os.ReadFile(path)
+	b, err := readPrivate(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -75,22 +78,52 @@ func (s *harvestState) save(path string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	if err := writeFileAtomic(path, b); err != nil {
 		return fmt.Errorf("saving the harvest state: %w", err)
 	}
 	return nil
+}
+
+// checkpoint is the one place that decides when the state is written, and
+// the order of the writes that make a page durable (ADR 141): the page's
+// bytes are fsynced before the state that counts them is written
+// (temporary file, fsync, rename, fsync of the directory), so a crash or
+// power loss at any point leaves a state whose offset the file holds. It
+// writes after every page; writing less often would change only pageDone.
+type checkpoint struct {
+	file  *os.File // nil: no file, nothing to record
+	path  string
+	saved int64 // the offset the state on disk records
+}
+
+func newCheckpoint(file *os.File, path string, saved int64) *checkpoint {
+	return &checkpoint{file: file, path: path, saved: saved}
+}
+
+// pageDone records st, whose pages are all written to the file.
+func (c *checkpoint) pageDone(st *harvestState) error {
+	if c.file == nil {
+		return nil
+	}
+	if err := c.file.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", c.file.Name(), err)
+	}
+	off, err := c.file.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", c.file.Name(), err)
+	}
+	st.Offset = off
+	if err := st.save(c.path); err != nil {
+		return err
+	}
+	c.saved = off
+	return nil
+}
+
+// rollback cuts the file back to what the state on disk records, after a
+// failed write, so that the rows kept in it are whole.
+func (c *checkpoint) rollback() {
+	if c.file != nil {
+		_ = c.file.Truncate(c.saved)
+	}
 }
