@@ -55,6 +55,10 @@ const (
 	WaitBackoff     = "backoff"
 	WaitServerHint  = "server hint"
 	WaitRateLimited = "rate limited"
+	// WaitResume files the wait before a broken body is continued with a
+	// Range request; the event's Reason reads "resume at byte k" and its
+	// Bytes is k.
+	WaitResume = "resume"
 )
 
 // An Event is one thing worth reporting. Fields that do not apply to a Kind

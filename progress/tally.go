@@ -55,8 +55,11 @@ const otherReason = "other"
 // Report counts e.
 func (t *Tally) Report(e Event) {
 	reason := e.Reason
-	if reason == "" {
+	switch {
+	case reason == "":
 		reason = otherReason
+	case strings.HasPrefix(reason, WaitResume+" at byte "):
+		reason = WaitResume // one entry, not one per offset
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/steadyhttp/steady/liveness"
@@ -29,33 +30,6 @@ func discard(resp *http.Response) {
 	_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
 	stop.Stop()
 	resp.Body.Close()
-}
-
-// trackedBody marks progress on a shared tracker on every read that returns
-// data.
-type trackedBody struct {
-	rc io.ReadCloser
-	tr *liveness.Tracker
-}
-
-func (b *trackedBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	if n > 0 {
-		b.tr.Mark()
-	}
-	return n, err
-}
-
-func (b *trackedBody) Close() error { return b.rc.Close() }
-
-// wrapBody marks the response as progress on tr and makes reads of its body
-// count too. Switching-protocol bodies are writable and are left alone.
-func wrapBody(resp *http.Response, tr *liveness.Tracker) {
-	tr.Mark()
-	if resp.Body == nil || resp.Body == http.NoBody || resp.StatusCode == http.StatusSwitchingProtocols {
-		return
-	}
-	resp.Body = &trackedBody{rc: resp.Body, tr: tr}
 }
 
 // BufferedBody is the body of a response that the transport read inside the
@@ -101,16 +75,21 @@ func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel 
 		timer = time.AfterFunc(idle, func() { cancel(&ReadTimeoutError{After: idle}) })
 		defer timer.Stop()
 	}
-	size := 512
-	if cl := resp.ContentLength; cl > 0 && (limit < 0 || cl <= limit) {
-		size = int(min(cl+1, 64<<20))
+	// The buffer grows with what arrives, never with what the server
+	// claims: a Content-Length is a promise, and a liar's promise of
+	// gigabytes must cost nothing until the bytes come. A known length
+	// only caps the first chunk, so a small body takes one small read.
+	size := initialRead
+	if cl := resp.ContentLength; cl >= 0 && cl < int64(size) {
+		size = int(cl) + 1 // +1 to see the EOF in the same read
 	}
-	// Reads go straight into the buffer's free space: a separate chunk
-	// would cost an allocation and a copy per attempt.
+	// Reads go straight into the buffer's free space (a separate chunk
+	// would cost an allocation and a copy per attempt), and a full buffer
+	// doubles: amortised linear in what arrived.
 	buf := make([]byte, 0, size)
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = slices.Grow(buf, cap(buf))
 		}
 		n, err := resp.Body.Read(buf[len(buf):cap(buf)])
 		if n > 0 {
@@ -136,3 +115,7 @@ func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel 
 		}
 	}
 }
+
+// initialRead is the first size of readInAttempt's buffer, which then
+// doubles while reads fill it.
+const initialRead = 4 << 10

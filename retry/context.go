@@ -66,6 +66,10 @@ type Outcome struct {
 	Waited time.Duration
 	// Cause is the last failure without a response, nil if none.
 	Cause error
+	// Resumes counts the continuations of a broken body with a Range
+	// request. It and the fields above are updated while the caller reads
+	// the body, so read them after the body ended.
+	Resumes int
 }
 
 // WithOutcome returns a context that records the outcome of the call made

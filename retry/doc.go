@@ -28,6 +28,16 @@
 // malformed request. Only idempotent methods are re-sent, unless the request
 // carries an Idempotency-Key or the policy opts the method in.
 //
+// A body handed to the caller is watched: a read that waits longer than
+// [Policy.ReadTimeout] fails with a [*ReadTimeoutError]. A GET answered 200
+// whose body breaks mid-way (a reset, an unexpected EOF, that timeout) is
+// continued inside Read with a Range request from the byte reached, guarded
+// by If-Range with the response's strong validator; only a 206 that proves
+// it continues the same body is read on, and anything else fails the read
+// with a [*ResumeError] ([ErrResumeRefused]) rather than splice two answers.
+// Continuations are attempts under the policy; [Outcome.Resumes] counts
+// them, and [WithoutResume] or [Policy.NoResume] turn them off.
+//
 // The RoundTripper contract holds: a response obtained is returned with a nil
 // error, including the last 429 or 503 when retrying ends; an error is
 // returned only when there is no response, as a [*Error] that names the stop

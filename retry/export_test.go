@@ -11,3 +11,6 @@ func Backoff(n int, r float64, initial, max time.Duration) time.Duration {
 func ServerWait(hint time.Duration, r float64, maxBackoff, maxRetryAfter time.Duration) time.Duration {
 	return serverWait(hint, r, maxBackoff, maxRetryAfter)
 }
+
+// ParseContentRange exposes the Content-Range parser.
+func ParseContentRange(v string) (first, last, total int64, ok bool) { return parseContentRange(v) }

@@ -91,6 +91,7 @@ type call struct {
 	tracker *liveness.Tracker
 	waited  time.Duration
 	url     string // redacted, computed on first use
+	cont    bool   // a Range request continuing a broken body (resume.go)
 }
 
 // idempotentMethods are safe to re-send by their definition.
@@ -137,10 +138,10 @@ func (c *call) run() (*http.Response, error) {
 		whyNot = "the request body cannot be replayed (no GetBody)"
 	}
 
-	if p.Budget != nil {
+	if p.Budget != nil && !c.cont {
 		p.Budget.Deposit()
 	}
-	if rep != nil {
+	if rep != nil && !c.cont {
 		c.emit(progress.Event{Kind: progress.RequestStarted})
 	}
 	host := req.URL.Host
@@ -228,11 +229,7 @@ func (c *call) run() (*http.Response, error) {
 			if p.Pace || rep != nil {
 				c.observeQuota(resp)
 			}
-			if shared && !inAttempt {
-				wrapBody(resp, c.tracker)
-			} else if shared {
-				c.tracker.Mark()
-			}
+			c.handOver(resp, attempt, shared, inAttempt)
 			c.finish(attempt, nil, resp.StatusCode, 0, nil)
 			if rep != nil {
 				c.emit(progress.Event{Kind: progress.RequestFinished, Attempt: attempt, Status: resp.StatusCode})
@@ -316,9 +313,7 @@ func (c *call) run() (*http.Response, error) {
 					Err: errText(cause), Reason: text, Wait: hint})
 			}
 			if resp != nil {
-				if shared {
-					wrapBody(resp, c.tracker)
-				}
+				c.handOver(resp, attempt, shared, false)
 				return resp, nil
 			}
 			return nil, &Error{Method: req.Method, URL: c.redacted(), Attempts: attempt, Reason: stop,

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -17,6 +18,8 @@ func newGet(g *globals) *cobra.Command {
 		headers []string
 		outPath string
 		force   bool
+		resume  bool
+		sumHex  string
 	)
 	cmd := &cobra.Command{
 		Use:   "get URL",
@@ -24,9 +27,18 @@ func newGet(g *globals) *cobra.Command {
 		Long: `get sends one GET request through steady's stack (retry with a stall
 budget, Retry-After, the API key scoped to the URL's host) and writes the
 body to stdout or to a file. A final error status is reported on stderr
-with the attempts made and why retrying stopped.`,
+with the attempts made and why retrying stopped.
+
+A body that breaks mid-way is continued with a Range request when the
+server proves it is the same body (a strong ETag or Last-Modified); it is
+never spliced from two different answers. With -o FILE the body goes to
+FILE.partial, with its URL and validator in FILE.partial.json: a run that
+is interrupted (exit 3) or killed continues from the partial's length when
+the same command is run again (or with --resume), after checking that the
+server still has the same body. FILE appears only when complete.`,
 		Example: `  steady get https://api.example.gov/v1/status
   steady get https://api.example.gov/v1/items/42 -H 'Accept: application/json' -o item.json
+  steady get https://data.example.gov/dump.tar -o dump.tar --sha256 9f86d0...
   STEADY_API_KEY=... steady get https://api.example.gov/v1/me --key-header X-Api-Key`,
 		Args: exactlyOneURL,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -46,26 +58,56 @@ with the attempts made and why retrying stopped.`,
 				}
 				req.Header.Add(name, strings.TrimSpace(value))
 			}
+			if req.Header.Get("Range") != "" || req.Header.Get("If-Range") != "" {
+				return usagef("-H Range and If-Range are steady's to send: it continues broken bodies itself")
+			}
+			if req.Header.Get("Accept-Encoding") == "" {
+				// The bytes as stored, so that offsets are the server's and a
+				// broken body can be continued (ADR 152).
+				req.Header.Set("Accept-Encoding", "identity")
+			}
+			var sum []byte
+			if sumHex != "" {
+				if sum, err = parseSHA256(sumHex); err != nil {
+					return err
+				}
+			}
 			if outPath == "" {
 				outPath = "-"
+			}
+			kind, err := checkOutput(outPath, force)
+			if err != nil {
+				return err
+			}
+			if kind != destFile && (resume || sum != nil) {
+				return usagef("--resume and --sha256 need -o naming a regular file")
+			}
+			client, r, err := g.clientWith(target, retry.Policy{}, g.downloadRenderer)
+			if err != nil {
+				return err
+			}
+			defer client.CloseIdleConnections()
+			defer r.Close()
+			bar := r.(progress.Download)
+			if kind == destFile {
+				d := &download{out: outPath, target: target, resume: resume, sum: sum, stderr: g.stderr, client: client, bar: bar}
+				return d.run(req)
 			}
 			out, err := createOutput(outPath, force, cmd.OutOrStdout())
 			if err != nil {
 				return err
 			}
 			defer out.abort()
-			client, r, err := g.clientFor(target, retry.Policy{})
-			if err != nil {
-				return err
-			}
-			defer client.CloseIdleConnections()
 			resp, err := client.Do(req)
-			r.Close()
 			if err != nil {
 				return err
 			}
 			defer resp.Body.Close()
-			if _, err := io.Copy(out, resp.Body); err != nil {
+			bar.Begin(0, resp.ContentLength)
+			if n, err := io.Copy(&barWriter{w: out, bar: bar}, resp.Body); err != nil {
+				if cmd.Context().Err() != nil {
+					return fmt.Errorf("interrupted after %d bytes of the body of %s", n, credentials.RedactURL(target))
+				}
 				return fmt.Errorf("reading the body of %s: %w", credentials.RedactURL(target), err)
 			}
 			return out.commit()
@@ -74,5 +116,19 @@ with the attempts made and why retrying stopped.`,
 	cmd.Flags().StringArrayVarP(&headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
 	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the body to this file, complete or not at all (- for stdout; a FIFO or device is written in place)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing output file")
+	cmd.Flags().BoolVar(&resume, "resume", false, "continue FILE.partial, failing when there is none (a rerun continues anyway)")
+	cmd.Flags().StringVar(&sumHex, "sha256", "", "verify the file's SHA-256 (hex) before it appears under its name")
 	return cmd
+}
+
+// barWriter counts what is written on the progress bar.
+type barWriter struct {
+	w   io.Writer
+	bar progress.Download
+}
+
+func (b *barWriter) Write(p []byte) (int, error) {
+	n, err := b.w.Write(p)
+	b.bar.Add(n)
+	return n, err
 }

@@ -75,6 +75,11 @@ func (g *globals) settings() (config.Settings, error) {
 // policy from the settings (pacing on, as a command-line user expects), and
 // the API key, if one is set, scoped to target's own host.
 func (g *globals) clientFor(target *url.URL, policy retry.Policy) (*steady.Client, progress.Renderer, error) {
+	return g.clientWith(target, policy, g.renderer)
+}
+
+// clientWith is clientFor with the renderer chosen by pick.
+func (g *globals) clientWith(target *url.URL, policy retry.Policy, pick func(*url.URL, config.Settings) progress.Renderer) (*steady.Client, progress.Renderer, error) {
 	s, err := g.settings()
 	if err != nil {
 		return nil, nil, err
@@ -89,7 +94,7 @@ func (g *globals) clientFor(target *url.URL, policy retry.Policy) (*steady.Clien
 		}
 		opt.Keys = append(opt.Keys, key)
 	}
-	r := g.renderer(target, s)
+	r := pick(target, s)
 	opt.Reporter = r
 	c, err := steady.New(opt)
 	if err != nil {
@@ -140,6 +145,12 @@ func (g *globals) renderer(target *url.URL, s config.Settings) progress.Renderer
 		opt.KeyHosts = []string{target.Host}
 	}
 	return progress.Auto(g.stderr, opt)
+}
+
+// downloadRenderer is the byte renderer get shows on stderr.
+func (g *globals) downloadRenderer(target *url.URL, s config.Settings) progress.Renderer {
+	opt := progress.Options{Quiet: g.quiet, KeySet: s.APIKey != "", KeyEnv: config.Name(config.DefaultPrefix, config.VarAPIKey)}
+	return progress.NewDownload(g.stderr, opt)
 }
 
 // parseTarget checks a URL argument.

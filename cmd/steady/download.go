@@ -1,0 +1,336 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/progress"
+)
+
+// A download to a regular file (ADR 153) is written to FILE.partial, with
+// FILE.partial.json beside it recording the URL and the validator of the
+// answer being written. A run that finds both continues from the partial's
+// length with a Range request guarded by If-Range, and the file appears
+// under its name only when complete (and, with --sha256, verified).
+
+// partialRecord is FILE.partial.json.
+type partialRecord struct {
+	Version      int    `json:"version"`
+	URL          string `json:"url"` // credential-shaped parameters removed
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"last_modified,omitempty"`
+	Length       int64  `json:"length"` // -1: unknown
+}
+
+const partialVersion = 1
+
+func recordPath(out string) string { return partialPath(out) + ".json" }
+
+// validator is the If-Range value the record allows, "" when none.
+func (r *partialRecord) validator() string {
+	if r.ETag != "" {
+		return r.ETag
+	}
+	return r.LastModified
+}
+
+// download is one run of get -o FILE.
+type download struct {
+	out     string // the destination
+	target  *url.URL
+	resume  bool   // --resume: a partial must exist
+	sum     []byte // --sha256, nil when not asked
+	stderr  io.Writer
+	client  *steady.Client
+	bar     progress.Download
+	headers http.Header
+}
+
+// loadPartial returns the record and the partial's length, or nil when
+// there is nothing to continue.
+func (d *download) loadPartial() (*partialRecord, int64, error) {
+	part, rec := partialPath(d.out), recordPath(d.out)
+	pst, perr := os.Lstat(part)
+	data, rerr := readPrivate(rec)
+	switch {
+	case errors.Is(perr, fs.ErrNotExist) && (rerr == nil || errors.Is(rerr, fs.ErrNotExist)):
+		if d.resume {
+			return nil, 0, usagef("--resume: there is no partial download %s to continue", part)
+		}
+		return nil, 0, nil // a record without its partial: the run died before the first byte
+	case perr != nil:
+		return nil, 0, usagef("cannot use %s: %v", part, unwrapPathError(perr))
+	case !pst.Mode().IsRegular():
+		return nil, 0, usagef("%s is a %s, not a file steady made; remove it, or choose another output", part, describe(pst.Mode()))
+	case errors.Is(rerr, fs.ErrNotExist):
+		return nil, 0, usagef("%s exists without its record %s, so nothing proves what it holds; remove it, or choose another output", part, rec)
+	case rerr != nil:
+		return nil, 0, rerr
+	}
+	var r partialRecord
+	if err := json.Unmarshal(data, &r); err != nil || r.Version != partialVersion {
+		return nil, 0, usagef("%s is not a record steady wrote; remove it and %s", rec, part)
+	}
+	if r.URL != stripCredentials(d.target) {
+		return nil, 0, usagef("%s holds a download of %s, not of this URL; remove it, or choose another output",
+			part, credentials.RedactURLString(r.URL))
+	}
+	size := pst.Size()
+	if r.Length >= 0 && size > r.Length {
+		return nil, 0, usagef("%s is %d bytes, longer than the %d-byte body it was part of; remove it", part, size, r.Length)
+	}
+	return &r, size, nil
+}
+
+// run downloads to d.out.
+func (d *download) run(req *http.Request) error {
+	rec, have, err := d.loadPartial()
+	if err != nil {
+		return err
+	}
+	part := partialPath(d.out)
+	if rec == nil {
+		if err := probeDir(d.out); err != nil {
+			return err
+		}
+	}
+	if rec != nil && rec.validator() == "" {
+		fmt.Fprintf(d.stderr, "steady: %s has no validator to prove the server still has the same body; starting again from byte 0\n", part)
+		rec, have = nil, 0
+	}
+	// From the byte before the partial's end: the overlap must match, and a
+	// partial that holds the whole body is then answered 206, not 416.
+	from := max(have-1, 0)
+	if rec != nil && have > 0 {
+		req.Header.Set("Range", "bytes="+strconv.FormatInt(from, 10)+"-")
+		req.Header.Set("If-Range", rec.validator())
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+
+	var f *os.File
+	switch {
+	case rec != nil && have > 0 && resp.StatusCode == http.StatusPartialContent:
+		if err := checkContinuation(resp, rec, from); err != nil {
+			return fmt.Errorf("refusing to continue %s: %w; it is kept as it is", part, err)
+		}
+		if f, err = openPrivate(part, false); err != nil {
+			return err
+		}
+		if err := d.skipOverlap(f, resp.Body, have); err != nil {
+			f.Close()
+			return err
+		}
+	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusPartialContent && rec == nil:
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("the server answered %d to a request without Range", resp.StatusCode)
+		}
+		if rec != nil {
+			fmt.Fprintf(d.stderr, "steady: the server sent the whole body (it changed since %s was written, or ignores Range); starting again from byte 0\n", part)
+		}
+		have = 0
+		rec = &partialRecord{Version: partialVersion, URL: stripCredentials(d.target), Length: resp.ContentLength,
+			ETag: strongOnly(resp.Header.Get("Etag")), LastModified: strongDate(resp.Header)}
+		if rec.Length < 0 {
+			rec.Length = -1
+		}
+		// The record first, so a partial never exists without the proof
+		// of what it holds.
+		data, _ := json.Marshal(rec)
+		if err := writeFileAtomic(recordPath(d.out), data); err != nil {
+			return fmt.Errorf("writing %s: %w", recordPath(d.out), err)
+		}
+		if f, err = openPrivate(part, true); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("the server answered %s to a GET; nothing written", resp.Status)
+	}
+	defer f.Close()
+	if _, err := f.Seek(have, io.SeekStart); err != nil {
+		return fmt.Errorf("writing %s: %w", part, err)
+	}
+
+	var h hash.Hash
+	if d.sum != nil {
+		h = sha256.New()
+		if _, err := io.Copy(h, io.NewSectionReader(f, 0, have)); err != nil {
+			return fmt.Errorf("reading %s to verify it: %w", part, err)
+		}
+	}
+	d.bar.Begin(have, rec.Length)
+	w := &countingWriter{f: f, h: h, bar: d.bar}
+	buf := make([]byte, 256<<10)
+	n, err := io.CopyBuffer(w, resp.Body, buf)
+	if err != nil {
+		if w.werr != nil {
+			return fmt.Errorf("writing %s: %w", part, w.werr)
+		}
+		if req.Context().Err() != nil {
+			err = errors.New("interrupted")
+		}
+		return &interruptedError{err: fmt.Errorf("reading the body of %s stopped at byte %d: %w",
+			credentials.RedactURL(d.target), have+n, err), state: part}
+	}
+	got := have + n
+	if rec.Length >= 0 && got != rec.Length {
+		return &interruptedError{err: fmt.Errorf("the body ended at byte %d of %d", got, rec.Length), state: part}
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", part, err)
+	}
+	if h != nil {
+		if sum := h.Sum(nil); string(sum) != string(d.sum) {
+			return fmt.Errorf("sha256 of the download is %s, not the %s asked for; nothing was removed: the bytes are in %s",
+				hex.EncodeToString(sum), hex.EncodeToString(d.sum), part)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", part, err)
+	}
+	if err := replaceWith(part, d.out); err != nil {
+		return err
+	}
+	os.Remove(recordPath(d.out))
+	return nil
+}
+
+// probeDir fails at once, naming the output, when its directory cannot
+// take a new file: better before the download than after it.
+func probeDir(out string) error {
+	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".probe-*")
+	if err != nil {
+		return usagef("cannot write the output %s: %v", out, unwrapPathError(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// checkContinuation checks a 206 to the Range request from byte from.
+func checkContinuation(resp *http.Response, rec *partialRecord, from int64) error {
+	cr := resp.Header.Get("Content-Range")
+	first, _, total, ok := parseByteRange(cr)
+	switch {
+	case !ok || first != from:
+		return fmt.Errorf("the server's Content-Range %s does not start at byte %d", strconv.Quote(cr), from)
+	case rec.Length >= 0 && total != rec.Length:
+		return fmt.Errorf("the server's Content-Range %s says the body is no longer %d bytes", strconv.Quote(cr), rec.Length)
+	}
+	if et := resp.Header.Get("Etag"); rec.ETag != "" && et != "" && et != rec.ETag {
+		return fmt.Errorf("the server answered with ETag %s, not the partial's %s", strconv.Quote(et), strconv.Quote(rec.ETag))
+	}
+	if ce := resp.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
+		return fmt.Errorf("the server sent the rest with Content-Encoding %s", strconv.Quote(ce))
+	}
+	return nil
+}
+
+// skipOverlap reads the one byte the continuation repeats and checks it
+// against the partial's last byte.
+func (d *download) skipOverlap(f *os.File, body io.Reader, have int64) error {
+	var mine, theirs [1]byte
+	if _, err := f.ReadAt(mine[:], have-1); err != nil {
+		return fmt.Errorf("reading %s: %w", partialPath(d.out), err)
+	}
+	if _, err := io.ReadFull(body, theirs[:]); err != nil {
+		return &interruptedError{err: fmt.Errorf("reading the body of %s: %w", credentials.RedactURL(d.target), err), state: partialPath(d.out)}
+	}
+	if mine != theirs {
+		return fmt.Errorf("refusing to continue %s: its last byte differs from the server's byte %d, so the partial is not a prefix of this body; remove it to start again",
+			partialPath(d.out), have-1)
+	}
+	return nil
+}
+
+// parseByteRange parses "bytes first-last/total" with a numeric total.
+func parseByteRange(v string) (first, last, total int64, ok bool) {
+	rest, found := strings.CutPrefix(v, "bytes ")
+	if !found {
+		return 0, 0, 0, false
+	}
+	rng, tot, found := strings.Cut(rest, "/")
+	a, z, found2 := strings.Cut(rng, "-")
+	if !found || !found2 {
+		return 0, 0, 0, false
+	}
+	var err1, err2, err3 error
+	first, err1 = strconv.ParseInt(a, 10, 64)
+	last, err2 = strconv.ParseInt(z, 10, 64)
+	total, err3 = strconv.ParseInt(tot, 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || first < 0 || last < first || total <= last {
+		return 0, 0, 0, false
+	}
+	return first, last, total, true
+}
+
+// strongOnly keeps a strong ETag; a weak one cannot guard a range.
+func strongOnly(etag string) string {
+	if strings.HasPrefix(etag, `"`) && strings.HasSuffix(etag, `"`) && len(etag) >= 2 {
+		return etag
+	}
+	return ""
+}
+
+// strongDate returns Last-Modified when it can guard a range: a valid date
+// at least a second before the answer's Date (RFC 9110, 8.8.2.2).
+func strongDate(h http.Header) string {
+	lm := h.Get("Last-Modified")
+	mod, err := http.ParseTime(lm)
+	if err != nil {
+		return ""
+	}
+	if date, err := http.ParseTime(h.Get("Date")); err == nil && date.Sub(mod) < time.Second {
+		return ""
+	}
+	return lm
+}
+
+// countingWriter writes to the partial, the hash and the progress bar,
+// keeping the write error apart from the read's.
+type countingWriter struct {
+	f    *os.File
+	h    hash.Hash
+	bar  progress.Download
+	werr error
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if n > 0 {
+		if w.h != nil {
+			w.h.Write(p[:n])
+		}
+		w.bar.Add(n)
+	}
+	if err != nil {
+		w.werr = err
+	}
+	return n, err
+}
+
+// parseSHA256 checks a --sha256 argument.
+func parseSHA256(s string) ([]byte, error) {
+	b, err := hex.DecodeString(strings.ToLower(strings.TrimSpace(s)))
+	if err != nil || len(b) != sha256.Size {
+		return nil, usagef("--sha256 %q: want 64 hexadecimal digits", s)
+	}
+	return b, nil
+}

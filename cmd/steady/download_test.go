@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// origin serves one file with http.ServeContent (real Range, If-Range and
+// ETag handling). Each answer's connection is cut after cut bytes of body
+// (0: never); drip slows every answer to chunks of 16 KB every few
+// milliseconds, so a process can be killed mid-way.
+type origin struct {
+	mu     sync.Mutex
+	data   []byte
+	etag   string
+	cut    int
+	drip   bool
+	ranges []string // the Range header of each request, "" for none
+}
+
+func newOrigin(t *testing.T, size int, cut int, drip bool) (*origin, *httptest.Server) {
+	o := &origin{data: randomBytes(size, 1), etag: `"e1"`, cut: cut, drip: drip}
+	srv := httptest.NewServer(o)
+	t.Cleanup(srv.Close)
+	return o, srv
+}
+
+func randomBytes(n int, seed uint64) []byte {
+	b := make([]byte, n)
+	r := rand.New(rand.NewPCG(seed, uint64(n)))
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func (o *origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	o.mu.Lock()
+	o.ranges = append(o.ranges, r.Header.Get("Range"))
+	data, etag, cut, drip := o.data, o.etag, o.cut, o.drip
+	o.mu.Unlock()
+	w.Header().Set("Etag", etag)
+	var cw http.ResponseWriter = w
+	if cut > 0 || drip {
+		cw = &limitWriter{ResponseWriter: w, left: cut, drip: drip}
+	}
+	http.ServeContent(cw, r, "file", time.Time{}, bytes.NewReader(data))
+}
+
+func (o *origin) requests() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.ranges...)
+}
+
+func (o *origin) set(data []byte, etag string, cut int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.data, o.etag, o.cut = data, etag, cut
+}
+
+// limitWriter aborts the connection after left bytes (0: no limit), and
+// with drip writes 16 KB at a time with a pause, flushing each.
+type limitWriter struct {
+	http.ResponseWriter
+	left int
+	drip bool
+	sent int
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	total := len(p)
+	for len(p) > 0 {
+		n := len(p)
+		if l.drip {
+			n = min(n, 16<<10)
+		}
+		if l.left > 0 && l.sent+n > l.left {
+			l.ResponseWriter.Write(p[:l.left-l.sent])
+			l.ResponseWriter.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler) // the connection is cut mid-body
+		}
+		if _, err := l.ResponseWriter.Write(p[:n]); err != nil {
+			return 0, err
+		}
+		l.sent += n
+		p = p[n:]
+		if l.drip {
+			l.ResponseWriter.(http.Flusher).Flush()
+			time.Sleep(3 * time.Millisecond) // the server's pace, not a timing assertion
+		}
+	}
+	return total, nil
+}
+
+func fileSum(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func sumOf(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// With retries off, each run gets one connection's worth and stops with
+// exit 3; running the same command again continues from the partial's
+// length (overlapping one byte) until the file is whole, identical, and
+// appears under its name only then.
+func TestGetContinuesThePartialAcrossRuns(t *testing.T) {
+	o, srv := newOrigin(t, 1<<20, 300_000, false)
+	out := filepath.Join(t.TempDir(), "f.bin")
+	var runs int
+	for runs = 1; runs < 10; runs++ {
+		code, _, errText := cli(t, "get", "-q", "--retries", "0", srv.URL+"/f", "-o", out)
+		if code == exitOK {
+			break
+		}
+		if code != exitInterrupted || !strings.Contains(errText, "f.bin.partial") {
+			t.Fatalf("run %d: exit %d, %q; want 3 naming the partial", runs, code, errText)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("run %d: the output appeared before it was complete", runs)
+		}
+	}
+	if runs != 4 {
+		t.Errorf("%d runs for 1 MiB cut every 300 KB; want 4", runs)
+	}
+	if got := fileSum(t, out); got != sumOf(o.data) {
+		t.Fatal("the file is not the server's, byte for byte")
+	}
+	for _, p := range []string{out + ".partial", out + ".partial.json"} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s left behind after success", p)
+		}
+	}
+	want := []string{"", "bytes=299999-", "bytes=599998-", "bytes=899997-"}
+	if got := o.requests(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("requests' ranges %q; want %q", got, want)
+	}
+}
+
+// Within one run the library continues the body itself: one command, one
+// request per cut.
+func TestGetResumesWithinARun(t *testing.T) {
+	o, srv := newOrigin(t, 1<<20, 200_000, false)
+	out := filepath.Join(t.TempDir(), "f.bin")
+	code, _, errText := cli(t, "get", "-q", srv.URL+"/f", "-o", out, "--sha256", sumOf(o.data))
+	if code != exitOK {
+		t.Fatalf("exit %d, %q", code, errText)
+	}
+	if got := fileSum(t, out); got != sumOf(o.data) {
+		t.Fatal("not identical")
+	}
+	if n := len(o.requests()); n != 6 {
+		t.Errorf("%d requests; want 6 (1 MiB in 200 KB pieces)", n)
+	}
+}
+
+// A file that changed on the server between runs is never spliced onto
+// the old partial: the If-Range fails, the server sends the new body whole,
+// and the result is the new file.
+func TestGetChangedFileStartsAgain(t *testing.T) {
+	o, srv := newOrigin(t, 500_000, 200_000, false)
+	out := filepath.Join(t.TempDir(), "f.bin")
+	if code, _, errText := cli(t, "get", "-q", "--retries", "0", srv.URL+"/f", "-o", out); code != exitInterrupted {
+		t.Fatalf("first run: exit %d, %q", code, errText)
+	}
+	changed := randomBytes(500_000, 2)
+	o.set(changed, `"e2"`, 0)
+	code, _, errText := cli(t, "get", "-q", srv.URL+"/f", "-o", out)
+	if code != exitOK || !strings.Contains(errText, "starting again from byte 0") {
+		t.Fatalf("second run: exit %d, %q; want success saying it started again", code, errText)
+	}
+	if got := fileSum(t, out); got != sumOf(changed) {
+		t.Fatal("the result is not the new file: two versions were spliced")
+	}
+}
+
+// A partial whose bytes are not a prefix of the server's body (its last
+// byte differs) is refused and kept, never extended.
+func TestGetRefusesAPartialThatIsNotAPrefix(t *testing.T) {
+	_, srv := newOrigin(t, 500_000, 200_000, false)
+	out := filepath.Join(t.TempDir(), "f.bin")
+	if code, _, _ := cli(t, "get", "-q", "--retries", "0", srv.URL+"/f", "-o", out); code != exitInterrupted {
+		t.Fatal("first run did not stop")
+	}
+	part, _ := os.ReadFile(out + ".partial")
+	part[len(part)-1] ^= 0xff
+	os.WriteFile(out+".partial", part, 0o644)
+	code, _, errText := cli(t, "get", "-q", srv.URL+"/f", "-o", out)
+	if code != exitFailed || !strings.Contains(errText, "not a prefix") {
+		t.Fatalf("exit %d, %q; want 1 saying the partial is not a prefix", code, errText)
+	}
+	if after, _ := os.ReadFile(out + ".partial"); !bytes.Equal(after, part) {
+		t.Error("the refused partial was changed")
+	}
+}
+
+// --sha256 verifies: a mismatch exits 1, the file does not appear, and the
+// bytes stay in the partial, said so.
+func TestGetSHA256Mismatch(t *testing.T) {
+	_, srv := newOrigin(t, 100_000, 0, false)
+	out := filepath.Join(t.TempDir(), "f.bin")
+	wrong := strings.Repeat("ab", 32)
+	code, _, errText := cli(t, "get", "-q", srv.URL+"/f", "-o", out, "--sha256", wrong)
+	if code != exitFailed || !strings.Contains(errText, wrong) || !strings.Contains(errText, "f.bin.partial") {
+		t.Fatalf("exit %d, %q; want 1 naming both sums and where the bytes are", code, errText)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a file that failed verification appeared under its name")
+	}
+	if st, err := os.Stat(out + ".partial"); err != nil || st.Size() != 100_000 {
+		t.Errorf("the downloaded bytes were not kept: %v", err)
+	}
+	if code, _, errText := cli(t, "get", "-q", srv.URL+"/f", "-o", out, "--sha256", "xyz"); code != exitUsage {
+		t.Errorf("a malformed --sha256: exit %d, %q", code, errText)
+	}
+}
+
+// What steady did not write is never continued: a partial without its
+// record, a record of another URL, --resume with nothing to resume.
+func TestGetRefusesPartialsItCannotVouchFor(t *testing.T) {
+	_, srv := newOrigin(t, 1000, 0, false)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "f.bin")
+	if code, _, errText := cli(t, "get", "-q", srv.URL+"/f", "-o", out, "--resume"); code != exitUsage || !strings.Contains(errText, "no partial") {
+		t.Errorf("--resume without a partial: exit %d, %q", code, errText)
+	}
+	os.WriteFile(out+".partial", []byte("foreign"), 0o644)
+	if code, _, errText := cli(t, "get", "-q", srv.URL+"/f", "-o", out); code != exitUsage || !strings.Contains(errText, "without its record") {
+		t.Errorf("partial without record: exit %d, %q", code, errText)
+	}
+	os.WriteFile(out+".partial.json", []byte(`{"version":1,"url":"http://elsewhere.test/x","etag":"\"a\"","length":10}`), 0o644)
+	if code, _, errText := cli(t, "get", "-q", srv.URL+"/f", "-o", out); code != exitUsage || !strings.Contains(errText, "elsewhere.test") {
+		t.Errorf("record of another URL: exit %d, %q", code, errText)
+	}
+	if b, _ := os.ReadFile(out + ".partial"); string(b) != "foreign" {
+		t.Error("a partial steady refused was changed")
+	}
+}
+
+// kill -9 in the middle of a download, then the same command: the file is
+// the server's, byte for byte, and the second run asked only for the rest.
+func TestBinaryGetKillAndRunAgain(t *testing.T) {
+	bin := binary(t)
+	o, srv := newOrigin(t, 4<<20, 0, true)
+	out := filepath.Join(t.TempDir(), "f.bin")
+	args := []string{"get", "-q", srv.URL + "/f", "-o", out}
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if st, err := os.Stat(out + ".partial"); err == nil && st.Size() >= 1<<20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("no 1 MiB written within 30s")
+		}
+		time.Sleep(5 * time.Millisecond) // polling a file another process writes; not a timing assertion
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("the killed download appeared under its name")
+	}
+	o.mu.Lock()
+	o.drip = false
+	o.mu.Unlock()
+	if b, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("second run: %v\n%s", err, b)
+	}
+	if got := fileSum(t, out); got != sumOf(o.data) {
+		t.Fatal("the file after kill -9 and a second run is not the server's")
+	}
+	reqs := o.requests()
+	if len(reqs) != 2 || !strings.HasPrefix(reqs[1], "bytes=") || reqs[1] == "bytes=0-" {
+		t.Errorf("requests %q; want the first and one continuation from the partial", reqs)
+	}
+}

@@ -1,0 +1,188 @@
+package retry
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/steadyhttp/steady/liveness"
+)
+
+// streamBody is the body of a response handed to the caller to read. It
+// bounds the silence of each read by [Policy.ReadTimeout], marks the call's
+// tracker when data arrives, and, when the response can prove a
+// continuation is the same body (a strong validator), continues a broken
+// body with a Range request (see resume.go) so that the caller reads on.
+type streamBody struct {
+	c        call // the call that produced the response, for continuations
+	idle     time.Duration
+	tr       *liveness.Tracker // marked when data arrives; nil: none
+	attempts int               // attempts sent for this body so far
+
+	mu     sync.Mutex // guards rc, timer and closed against Close and the watchdog
+	rc     io.ReadCloser
+	timer  *time.Timer
+	closed bool
+	cancel context.CancelFunc // ends continuations in flight when the caller closes
+
+	res    resumeState
+	broken error // a failure not yet acted on, delivered after the data read with it
+	err    error // sticky: the body ended (io.EOF) or failed for good
+}
+
+// handOver prepares resp for the caller: progress on a shared tracker, the
+// idle read timeout and resumption for a body the caller reads. A body the
+// transport read inside the attempt is in memory already.
+func (c *call) handOver(resp *http.Response, attempt int, shared, inAttempt bool) {
+	if c.cont {
+		return // the stream it continues takes the body; only its bytes are progress
+	}
+	if shared {
+		c.tracker.Mark()
+	}
+	if inAttempt || resp.Body == nil || resp.Body == http.NoBody ||
+		resp.StatusCode == http.StatusSwitchingProtocols { // a writable body, not a stream
+		return
+	}
+	idle := max(c.p.ReadTimeout, 0)
+	res := c.resumable(resp)
+	if idle == 0 && !res.possible() && !shared {
+		return // nothing to watch: the body stays net/http's own
+	}
+	b := &streamBody{c: *c, idle: idle, attempts: attempt, rc: resp.Body, res: res}
+	if shared {
+		b.tr = c.tracker
+	} else if res.validator != "" {
+		b.tr = liveness.New() // the stall budget of continuations measures from the first byte on
+	}
+	resp.Body = b
+}
+
+func (b *streamBody) Read(p []byte) (int, error) {
+	for {
+		if b.err != nil {
+			return 0, b.err
+		}
+		if cause := b.broken; cause != nil {
+			b.broken = nil
+			if err := b.continueAfter(cause); err != nil {
+				b.err = err // io.EOF when the server proved the body complete
+				b.closeCurrent()
+				return 0, err
+			}
+			continue
+		}
+		n, err := b.readOnce(p)
+		if n > 0 {
+			b.res.offset += int64(n)
+			b.res.fails = 0
+			if b.tr != nil {
+				b.tr.Mark()
+			}
+		}
+		switch {
+		case err == nil:
+			return n, nil
+		case err == io.EOF && b.res.short():
+			// A continuation's answer ended before the length every answer
+			// agreed on: it is a break like any other.
+			err = io.ErrUnexpectedEOF
+		case err == io.EOF:
+			b.err = io.EOF
+			b.stopTimer()
+			return n, io.EOF
+		}
+		b.broken = err
+		if n > 0 {
+			return n, nil // the data first; the failure on the next read
+		}
+	}
+}
+
+// readOnce reads from the current body with the watchdog armed: silence of
+// idle closes the body under the read, which net/http turns into a failed
+// read at once.
+func (b *streamBody) readOnce(p []byte) (int, error) {
+	if b.idle <= 0 {
+		return b.rc.Read(p)
+	}
+	b.mu.Lock()
+	if b.timer == nil {
+		b.timer = time.AfterFunc(b.idle, b.expire)
+	} else {
+		b.timer.Reset(b.idle)
+	}
+	t := b.timer
+	b.mu.Unlock()
+	n, err := b.rc.Read(p)
+	if !t.Stop() {
+		return n, &ReadTimeoutError{After: b.idle}
+	}
+	return n, err
+}
+
+// expire is the watchdog: it closes the body a read is stuck on.
+func (b *streamBody) expire() {
+	b.mu.Lock()
+	rc := b.rc
+	b.mu.Unlock()
+	rc.Close()
+}
+
+func (b *streamBody) stopTimer() {
+	b.mu.Lock()
+	t := b.timer
+	b.mu.Unlock()
+	if t != nil {
+		t.Stop()
+	}
+}
+
+// closeCurrent closes the body in use after a failure, so its connection is
+// not held while the caller decides what to do.
+func (b *streamBody) closeCurrent() {
+	b.stopTimer()
+	b.mu.Lock()
+	rc := b.rc
+	b.mu.Unlock()
+	rc.Close()
+}
+
+// Close closes the body and ends any continuation in flight.
+func (b *streamBody) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	rc, t, cancel := b.rc, b.timer, b.cancel
+	b.mu.Unlock()
+	if t != nil {
+		t.Stop()
+	}
+	if cancel != nil {
+		cancel()
+	}
+	return rc.Close()
+}
+
+func (b *streamBody) isClosed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
+}
+
+// swap makes next the body read from; it reports false, and closes next,
+// when the caller closed the stream meanwhile.
+func (b *streamBody) swap(next io.ReadCloser) bool {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		next.Close()
+		return false
+	}
+	prev := b.rc
+	b.rc = next
+	b.mu.Unlock()
+	prev.Close()
+	return true
+}
