@@ -3,6 +3,7 @@ package steady
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -124,7 +125,7 @@ func build(opt Options, pool http.RoundTripper) (*Client, error) {
 	red := credentials.NewRedactor(keyValues(opt.Keys)...)
 	policy := opt.Policy
 	policy.Reporter = redactReporter(policy.Reporter, red)
-	rtr := retry.New(userAgent{next: credentials.NewTransport(pool, opt.Keys...), ua: opt.UserAgent}, policy)
+	rtr := retry.New(userAgent{next: credentials.NewTransport(pool, opt.Keys...), ua: []string{opt.UserAgent}}, policy)
 	c := &Client{
 		opt:   opt,
 		base:  base,
@@ -194,19 +195,37 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// userAgent sets the User-Agent of requests that have none.
+// userAgent sets the User-Agent of requests that have none. Requests the
+// client builds itself already carry one and pass through untouched.
 type userAgent struct {
 	next http.RoundTripper
-	ua   string
+	ua   []string // shared by every request it is set on, never modified
 }
 
+// RoundTrip sends req, or a shallow copy of it whose header map adds the
+// User-Agent: the caller's request is never modified, and nothing else of
+// it needs copying (ADR 192).
 func (u userAgent) RoundTrip(req *http.Request) (*http.Response, error) {
 	if _, ok := req.Header["User-Agent"]; ok {
 		return u.next.RoundTrip(req)
 	}
-	r := req.Clone(req.Context())
-	r.Header.Set("User-Agent", u.ua)
+	r := new(http.Request)
+	*r = *req
+	r.Header = headerWith(req.Header, "User-Agent", u.ua)
 	return u.next.RoundTrip(r)
+}
+
+// headerWith returns a copy of h with key set to v. The value slices are
+// shared, not copied: the layers below are RoundTrippers, which must not
+// modify a request, and steady's own replace a header's slice rather than
+// write into it.
+func headerWith(h http.Header, key string, v []string) http.Header {
+	c := maps.Clone(h)
+	if c == nil {
+		c = make(http.Header, 1)
+	}
+	c[key] = v
+	return c
 }
 
 func (u userAgent) CloseIdleConnections() {
