@@ -8,11 +8,11 @@ import (
 )
 
 // TestGuardIsExact: over a long stream of URLs with repeats drawn at
-// random, the guard says "seen" exactly when a map of the full texts does,
+// random, the set says "seen" exactly when a map of the full texts does,
 // across every merge of its runs.
 func TestGuardIsExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	var g guard
+	var g fingerprintSet
 	ref := map[string]bool{}
 	for i := range 20000 {
 		var key string
@@ -28,10 +28,10 @@ func TestGuardIsExact(t *testing.T) {
 	}
 }
 
-// TestGuardHolds16BytesAPage: the guard's memory is 16 bytes a URL, plus a
+// TestGuardHolds16BytesAPage: the set holds 16 bytes a URL, plus a
 // constant, however long the walk, and the keys' texts are not kept.
 func TestGuardHolds16BytesAPage(t *testing.T) {
-	var g guard
+	var g fingerprintSet
 	added := 0
 	for _, n := range []int{1000, 50000, 200000} {
 		for ; added < n; added++ {
@@ -46,12 +46,12 @@ func TestGuardHolds16BytesAPage(t *testing.T) {
 			t.Fatalf("holds %d fingerprints after %d URLs", total, n)
 		}
 		if got, limit := g.size(), 16*n+4096; got > limit {
-			t.Errorf("%d URLs: the guard holds %d bytes, want at most %d (16 a URL and 4 KiB)", n, got, limit)
+			t.Errorf("%d URLs: the set holds %d bytes, want at most %d (16 a URL and 4 KiB)", n, got, limit)
 		}
 	}
 }
 
-// BenchmarkLoopGuard compares the guard with the set of URL texts it
+// BenchmarkLoopGuard compares the fingerprint set with the set of URL texts it
 // replaced, over the next links of a 50,000-page cursor walk. B/page is the
 // live heap each holds at the end, divided by the pages.
 func BenchmarkLoopGuard(b *testing.B) {
@@ -93,7 +93,7 @@ func BenchmarkLoopGuard(b *testing.B) {
 	})
 	b.Run("impl=fingerprints", func(b *testing.B) {
 		measure(b, func() any {
-			g := new(guard)
+			g := new(fingerprintSet)
 			for _, k := range keys {
 				if g.add(k) {
 					b.Fatal("false loop")

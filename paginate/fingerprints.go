@@ -7,16 +7,17 @@ import (
 	"slices"
 )
 
-// guard is a walk's loop guard: the set of URLs it has fetched, each kept
-// as a 16-byte fingerprint (the first 128 bits of its SHA-256) rather than
-// as text, so a walk of any length holds 16 bytes a page for it (ADR 191).
+// fingerprintSet is the memory of a walk's loop guard: the set of URLs it
+// has fetched, each kept as a 16-byte fingerprint (the first 128 bits of
+// its SHA-256) rather than as text, so a walk of any length holds 16 bytes
+// a page for it (ADR 191).
 //
 // Fingerprints go to a short unsorted list first; when it fills, the list is
 // sorted and merged into sorted runs whose sizes are distinct powers of two
 // times the list's length, like the digits of a binary counter. Every run is
 // allocated at its exact length, so the set holds 16 bytes per URL plus the
 // list; a lookup scans the list and binary-searches each run.
-type guard struct {
+type fingerprintSet struct {
 	recent []fingerprint
 	runs   [][]fingerprint // runs[i] is empty or sorted, of length recentMax<<i
 	buf    []byte
@@ -34,14 +35,14 @@ func compareFingerprints(a, b fingerprint) int {
 	return cmp.Compare(a.lo, b.lo)
 }
 
-func (g *guard) fingerprint(key string) fingerprint {
+func (g *fingerprintSet) fingerprint(key string) fingerprint {
 	g.buf = append(g.buf[:0], key...)
 	sum := sha256.Sum256(g.buf)
 	return fingerprint{binary.BigEndian.Uint64(sum[:8]), binary.BigEndian.Uint64(sum[8:16])}
 }
 
 // add records key and reports whether it had been recorded before.
-func (g *guard) add(key string) (seen bool) {
+func (g *fingerprintSet) add(key string) (seen bool) {
 	f := g.fingerprint(key)
 	if g.has(f) {
 		return true
@@ -56,7 +57,7 @@ func (g *guard) add(key string) (seen bool) {
 	return false
 }
 
-func (g *guard) has(f fingerprint) bool {
+func (g *fingerprintSet) has(f fingerprint) bool {
 	if slices.Contains(g.recent, f) {
 		return true
 	}
@@ -69,7 +70,7 @@ func (g *guard) has(f fingerprint) bool {
 }
 
 // merge carries the full list into the runs.
-func (g *guard) merge() {
+func (g *fingerprintSet) merge() {
 	run := slices.Clone(g.recent)
 	slices.SortFunc(run, compareFingerprints)
 	g.recent = g.recent[:0]
@@ -99,9 +100,9 @@ func mergeSorted(a, b []fingerprint) []fingerprint {
 	return append(append(out, a...), b...)
 }
 
-// size is the memory the guard holds, in bytes: its fingerprints, the
+// size is the memory the set holds, in bytes: its fingerprints, the
 // list's spare room and the key buffer.
-func (g *guard) size() int {
+func (g *fingerprintSet) size() int {
 	n := 16*cap(g.recent) + cap(g.buf) + 24*cap(g.runs)
 	for _, r := range g.runs {
 		n += 16 * cap(r)
