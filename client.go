@@ -204,7 +204,7 @@ type userAgent struct {
 
 // RoundTrip sends req, or a shallow copy of it whose header map adds the
 // User-Agent: the caller's request is never modified, and nothing else of
-// it needs copying (ADR 192).
+// it needs copying (ADR 193).
 func (u userAgent) RoundTrip(req *http.Request) (*http.Response, error) {
 	if _, ok := req.Header["User-Agent"]; ok {
 		return u.next.RoundTrip(req)

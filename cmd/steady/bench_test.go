@@ -19,13 +19,13 @@ import (
 // BenchmarkHarvest compares `steady harvest -o` with the loop people write
 // by hand (GET, decode the array, write each item as a line, follow the
 // Link header, no state, no fsync) on the same loopback server, at 100 and
-// at 1,000 rows a page, 20,000 rows in all:
+// at 1,000 rows a page, 200,000 rows in all:
 //
 //	bench/rounds.sh 6 ./cmd/steady Harvest
 //
 // rows/s is the figure to compare; rounds.sh runs both in turn, six times.
 func BenchmarkHarvest(b *testing.B) {
-	const total = 20000
+	const total = 200000
 	for _, per := range []int{100, 1000} {
 		srv := harvestServer(total, per)
 		url := srv.URL + "/items"
