@@ -64,6 +64,12 @@ func (s *jsonlSink) writePage(page int, items []json.RawMessage) error {
 func appendCompact(dst, item []byte) ([]byte, error) {
 	start, i, n := 0, 0, len(item)
 	for i < n {
+		for i < n && !valueStop[item[i]] {
+			i++
+		}
+		if i >= n {
+			break
+		}
 		switch c := item[i]; {
 		case c == '"':
 			i++
@@ -87,16 +93,18 @@ func appendCompact(dst, item []byte) ([]byte, error) {
 				return dst, errors.New("unterminated string")
 			}
 			i++
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		default: // white space
 			dst = append(dst, item[start:i]...)
 			i++
 			start = i
-		default:
-			i++
 		}
 	}
 	return append(dst, item[start:]...), nil
 }
+
+// valueStop marks the bytes outside strings that the scan acts on: a
+// string's opening quote, white space.
+var valueStop = [256]bool{'"': true, ' ': true, '\t': true, '\n': true, '\r': true}
 
 // stringStop marks the bytes that end a run of plain string content: the
 // closing quote, an escape, a control character.
