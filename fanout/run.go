@@ -155,7 +155,7 @@ func (j *job[T, R]) finish(ctx context.Context, stop context.CancelCauseFunc, i 
 		j.completed++
 		done := j.completed
 		j.mu.Unlock()
-		progress.Emit(j.opt.Reporter, progress.Event{Kind: progress.SubrequestDone, Done: done, Total: len(j.items)})
+		progress.Emit(j.opt.Reporter, progress.Event{Kind: progress.SubrequestDone, Done: done, Total: len(j.items), Context: ctx})
 		return
 	}
 	if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {

@@ -183,7 +183,7 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 			w.sum.Next = next
 			w.lastHeader = p.Header
 			w.mu.Unlock()
-			w.report(pl, p)
+			w.report(ctx, pl, p)
 
 			if !yield(p, nil) || stop {
 				return
@@ -236,7 +236,7 @@ func (w *Walk) nextURL(pl *plan, p *Page, guard *loopGuard) (*url.URL, error) {
 	return next, nil
 }
 
-func (w *Walk) report(pl *plan, p *Page) {
+func (w *Walk) report(ctx context.Context, pl *plan, p *Page) {
 	if w.opt.Reporter == nil {
 		return
 	}
@@ -262,5 +262,6 @@ func (w *Walk) report(pl *plan, p *Page) {
 		Items:      int64(len(p.Items)),
 		Bytes:      int64(len(p.Body)),
 		TotalItems: total,
+		Context:    ctx,
 	})
 }

@@ -10,6 +10,11 @@
 // URLs and error texts in events are already redacted by the layer that made
 // them: an event never carries an API key.
 //
+// Each event carries the context of the work it is about, and a stop its
+// sentinel error. A [Tracer] is a Reporter that is also told when each
+// attempt starts and picks the context it is sent with: the seam a tracing
+// adapter (the otelsteady module) uses to give every attempt its own span.
+//
 // # Renderers
 //
 // [Auto] chooses: [Discard] when asked to be quiet, [Terminal] when the

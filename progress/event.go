@@ -1,6 +1,9 @@
 package progress
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Kind says what an [Event] reports.
 type Kind uint8
@@ -25,6 +28,10 @@ const (
 	// QuotaSeen: a response carried rate-limit headers: Remaining requests
 	// until Reset.
 	QuotaSeen
+	// AttemptStarted: attempt Attempt of a request is about to be sent. It
+	// goes only to a [Tracer]'s StartAttempt, never to Report, so renderers
+	// and logs never see it.
+	AttemptStarted
 )
 
 func (k Kind) String() string {
@@ -45,6 +52,8 @@ func (k Kind) String() string {
 		return "sub-request done"
 	case QuotaSeen:
 		return "quota seen"
+	case AttemptStarted:
+		return "attempt started"
 	}
 	return "unknown"
 }
@@ -91,6 +100,19 @@ type Event struct {
 	// TotalItems is the number of items the whole walk will yield, when the
 	// server said so (PageReceived); 0 when unknown.
 	TotalItems int64
+
+	// Context is the context of the work the event is about, so that an
+	// adapter can attach it to the caller's trace: for the events of one
+	// attempt (from AttemptStarted to its RetryScheduled, RequestFinished or
+	// Stopped, and the QuotaSeen between), the attempt's context, as a
+	// [Tracer] returned it; for the other request events, the request's
+	// own; for PageReceived, the walk's; for SubrequestDone, the fan-out's.
+	// Renderers ignore it. It is nil for events made by hand.
+	Context context.Context
+	// Stop is the stop reason itself (Stopped): one of the retry package's
+	// sentinel errors, or the context's error after cancellation, for
+	// errors.Is. Reason holds its text, with detail.
+	Stop error
 }
 
 // A Reporter receives events. Report must be safe for concurrent use and
@@ -116,7 +138,23 @@ func Emit(r Reporter, e Event) {
 	r.Report(e)
 }
 
+// A Tracer is a [Reporter] that is also told when each attempt starts and
+// picks the context the attempt is sent with, so that a tracing adapter can
+// make the attempt's span the parent of whatever the layers below record
+// and propagate. The retrying transport calls StartAttempt right before
+// handing an attempt on, with an AttemptStarted event whose Context is the
+// request's; the returned context, which must be derived from e.Context
+// (cancellation flows through it), is the attempt's, and the attempt's
+// events carry it. A nil result means e.Context. StartAttempt is called on
+// the request path, concurrently, and must return quickly.
+type Tracer interface {
+	Reporter
+	StartAttempt(e Event) context.Context
+}
+
 // Multi returns a reporter that passes every event to each non-nil reporter.
+// When some of them are [Tracer]s, so is the result: each derives the
+// attempt's context from the one before, in order.
 func Multi(rs ...Reporter) Reporter {
 	var keep []Reporter
 	for _, r := range rs {
@@ -130,9 +168,38 @@ func Multi(rs ...Reporter) Reporter {
 	case 1:
 		return keep[0]
 	}
+	var tracers []Tracer
+	for _, r := range keep {
+		if t, ok := r.(Tracer); ok {
+			tracers = append(tracers, t)
+		}
+	}
+	if len(tracers) > 0 {
+		return multiTracer{keep, tracers}
+	}
 	return ReporterFunc(func(e Event) {
 		for _, r := range keep {
 			r.Report(e)
 		}
 	})
+}
+
+type multiTracer struct {
+	all     []Reporter
+	tracers []Tracer
+}
+
+func (m multiTracer) Report(e Event) {
+	for _, r := range m.all {
+		r.Report(e)
+	}
+}
+
+func (m multiTracer) StartAttempt(e Event) context.Context {
+	for _, t := range m.tracers {
+		if ctx := t.StartAttempt(e); ctx != nil {
+			e.Context = ctx
+		}
+	}
+	return e.Context
 }

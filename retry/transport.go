@@ -92,6 +92,10 @@ type call struct {
 	waited  time.Duration
 	url     string // redacted, computed on first use
 	cont    bool   // a Range request continuing a broken body (resume.go)
+	// tracer is the Reporter when it is a progress.Tracer; actx is the
+	// context it gave the attempt in flight, nil between attempts.
+	tracer progress.Tracer
+	actx   context.Context
 }
 
 // idempotentMethods are safe to re-send by their definition.
@@ -107,6 +111,9 @@ func idempotentMethod(m string) bool {
 func (c *call) run() (*http.Response, error) {
 	p, req := c.p, c.req
 	rep := p.Reporter
+	if rep != nil {
+		c.tracer, _ = rep.(progress.Tracer)
+	}
 	c.tracker = liveness.From(c.ctx)
 	// Body reads are progress only for a tracker someone else reads: one
 	// shared through the context. A call's private tracker is done with
@@ -153,6 +160,10 @@ func (c *call) run() (*http.Response, error) {
 			if wait, spaced := c.t.pacer.Hold(host, time.Now()); wait > 0 {
 				if wait > p.MaxRetryAfter {
 					c.finish(attempt-1, ErrRateLimited, 0, 0, nil)
+					if rep != nil {
+						c.emit(progress.Event{Kind: progress.Stopped, Attempt: attempt - 1, Wait: wait,
+							Reason: ErrRateLimited.Error(), Stop: ErrRateLimited})
+					}
 					if attempt == 1 {
 						closeRequestBody(req) // never handed to the inner transport
 					}
@@ -179,19 +190,30 @@ func (c *call) run() (*http.Response, error) {
 			}
 		}
 
-		areq, cancel, err := c.attemptRequest(attempt, idemKey, inAttempt)
-		if err != nil {
-			c.finish(attempt-1, ErrNotRetryable, 0, 0, err)
-			return nil, &Error{Method: req.Method, URL: c.redacted(), Attempts: attempt - 1, Reason: ErrNotRetryable, Err: err}
-		}
 		if gate != nil {
 			queued := time.Now()
 			if err := gate.Acquire(c.ctx, 1); err != nil {
-				cancelAttempt(cancel)
-				closeRequestBody(areq)
+				if attempt == 1 {
+					closeRequestBody(req) // never handed to the inner transport
+				}
 				return nil, c.canceled(attempt - 1)
 			}
 			c.tracker.Credit(time.Since(queued))
+		}
+		if c.tracer != nil {
+			c.startAttempt(attempt)
+		}
+		areq, cancel, err := c.attemptRequest(attempt, idemKey, inAttempt)
+		if err != nil {
+			if gate != nil {
+				gate.Release(1)
+			}
+			c.finish(attempt-1, ErrNotRetryable, 0, 0, err)
+			if rep != nil {
+				c.emit(progress.Event{Kind: progress.Stopped, Attempt: attempt - 1, Err: errText(err),
+					Reason: ErrNotRetryable.Error() + ": " + err.Error(), Stop: ErrNotRetryable})
+			}
+			return nil, &Error{Method: req.Method, URL: c.redacted(), Attempts: attempt - 1, Reason: ErrNotRetryable, Err: err}
 		}
 		if c.tracker != nil {
 			c.tracker.CountAttempt(attempt > 1)
@@ -310,7 +332,7 @@ func (c *call) run() (*http.Response, error) {
 					text += ": " + stopWhy
 				}
 				c.emit(progress.Event{Kind: progress.Stopped, Attempt: attempt, Status: status, ErrClass: class,
-					Err: errText(cause), Reason: text, Wait: hint})
+					Err: errText(cause), Reason: text, Wait: hint, Stop: stop})
 			}
 			if resp != nil {
 				c.handOver(resp, attempt, shared, false)
@@ -331,6 +353,7 @@ func (c *call) run() (*http.Response, error) {
 			c.emit(progress.Event{Kind: progress.RetryScheduled, Attempt: attempt, Status: status, ErrClass: class,
 				Err: errText(cause), Wait: wait, Reason: reason})
 		}
+		c.actx = nil // the attempt is over; the wait belongs to the request
 		if err := c.sleep(wait); err != nil {
 			return nil, c.canceled(attempt)
 		}
@@ -347,11 +370,14 @@ func (c *call) run() (*http.Response, error) {
 // inside the attempt. The caller's request is never modified.
 func (c *call) attemptRequest(attempt int, idemKey string, inAttempt bool) (*http.Request, context.CancelCauseFunc, error) {
 	req := c.req
-	if attempt == 1 && idemKey == "" && !inAttempt {
+	if attempt == 1 && idemKey == "" && !inAttempt && c.actx == nil {
 		return req, nil, nil
 	}
 	var cancel context.CancelCauseFunc
 	ctx := c.ctx
+	if c.actx != nil {
+		ctx = c.actx
+	}
 	if inAttempt {
 		ctx, cancel = context.WithCancelCause(ctx)
 	}
@@ -399,7 +425,7 @@ func (c *call) canceled(attempts int) error {
 	err := c.ctx.Err()
 	c.finish(attempts, err, 0, 0, err)
 	if c.p.Reporter != nil {
-		c.emit(progress.Event{Kind: progress.Stopped, Attempt: attempts, Reason: err.Error()})
+		c.emit(progress.Event{Kind: progress.Stopped, Attempt: attempts, Reason: err.Error(), Stop: err})
 	}
 	return err
 }
@@ -468,6 +494,12 @@ func (c *call) observeQuota(resp *http.Response) (Quota, bool) {
 }
 
 func (c *call) emit(e progress.Event) {
+	c.fill(&e)
+	progress.Emit(c.p.Reporter, e)
+}
+
+// fill sets the fields every request event shares.
+func (c *call) fill(e *progress.Event) {
 	e.Method = c.req.Method
 	if e.Method == "" {
 		e.Method = http.MethodGet
@@ -475,7 +507,21 @@ func (c *call) emit(e progress.Event) {
 	e.URL = c.redacted()
 	e.Host = c.req.URL.Host
 	e.MaxAttempts = c.p.MaxAttempts
-	progress.Emit(c.p.Reporter, e)
+	e.Context = c.ctx
+	if c.actx != nil {
+		e.Context = c.actx
+	}
+}
+
+// startAttempt asks the tracer for the context attempt n is sent with.
+func (c *call) startAttempt(n int) {
+	e := progress.Event{Kind: progress.AttemptStarted, Attempt: n, Time: time.Now()}
+	c.actx = nil
+	c.fill(&e)
+	c.actx = c.tracer.StartAttempt(e)
+	if c.actx == nil {
+		c.actx = c.ctx
+	}
 }
 
 func errText(err error) string {

@@ -93,7 +93,7 @@ server still has the same body. FILE appears only when complete.`,
 				d := &download{out: outPath, target: target, resume: resume, sum: sum, stderr: g.stderr, client: client, bar: bar}
 				return d.run(req)
 			}
-			out, err := createOutput(outPath, force, cmd.OutOrStdout())
+			out, err := createOutput(cmd.Context(), outPath, force, cmd.OutOrStdout())
 			if err != nil {
 				return err
 			}

@@ -29,7 +29,8 @@ type job struct {
 	pages   string   // the --pages text
 	next    paginate.Next
 	items   string
-	total   string // the --total field ("": the defaults)
+	total   string   // the --total field ("": the defaults)
+	allow   []string // --allow-host: hosts besides the first URL's
 	maxRows int
 	format  string // "jsonl" or "csv"
 	out     string // "" means w
@@ -120,7 +121,10 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 		return res, j.finish(file, st, &res)
 	}
 
-	opt := paginate.Options{Next: j.next, Items: j.items, TotalField: j.total, Reporter: rep}
+	// The hosts are the first URL's and --allow-host's, named even on a
+	// resume, whose first request is the saved next page.
+	opt := paginate.Options{Next: j.next, Items: j.items, TotalField: j.total, Reporter: rep,
+		AllowedHosts: j.policy().AllowedHosts}
 	if j.maxRows > 0 {
 		opt.MaxRows = j.maxRows - int(st.Rows)
 	}
@@ -141,6 +145,10 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 	for page, werr := range ahead(ctx, walk.All) {
 		if werr != nil {
 			err = rateLimited(werr, outcome)
+			var pe *paginate.Error
+			if errors.As(werr, &pe) && errors.Is(pe, paginate.ErrCrossHost) {
+				err = fmt.Errorf("%w; --allow-host %s follows it, if that host is trusted", err, pe.Host)
+			}
 			break
 		}
 		// A page counts only once it is written: until then the state on
@@ -290,6 +298,12 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 		if old.URL != fresh.URL || old.Pages != fresh.Pages || old.Items != fresh.Items || old.Format != fresh.Format || old.MaxRows != fresh.MaxRows {
 			return nil, nil, usagef("the saved harvest in %s is of %s with other options; repeat its command line or use --force", state, credentials.RedactURLString(old.URL))
 		}
+		// The state is a file anyone with access to the directory could
+		// edit: its next page must be one a link could have led to.
+		next, err := url.Parse(old.Next)
+		if err != nil || j.policy().Check(next, j.origin) != nil {
+			return nil, nil, usagef("the state file %s names a next page off the harvest's hosts; it is damaged or was edited, use --force to start over", state)
+		}
 		if err := j.checkFile(); err != nil {
 			return nil, nil, err
 		}
@@ -332,6 +346,12 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 		return nil, nil, usagef("cannot write the output %s: %v", state, unwrapPathError(err))
 	}
 	return f, fresh, nil
+}
+
+// policy is the next-link policy of the harvest: its first URL's host and
+// the --allow-host ones.
+func (j *job) policy() paginate.Policy {
+	return paginate.Policy{AllowedHosts: append([]string{j.origin.Host}, j.allow...)}
 }
 
 // checkFile makes sure the output is a regular file (or none yet): the
@@ -454,6 +474,7 @@ func (j *job) name() string {
 func newHarvest(g *globals) *cobra.Command {
 	var (
 		pages, items, out, format, total string
+		allow                            []string
 		maxRows                          int
 		resume, force                    bool
 	)
@@ -474,15 +495,20 @@ With -o the output appears only when the walk is complete: items go to
 FILE.partial and FILE.state.json records each finished page. After an
 interruption (exit 3) or any failure, run the same command with --resume to
 continue from the last page received, without duplicating or losing a row.
-CSV columns are the union of the keys of the first page's items, in the
+A walk that ends with fewer rows than the first page announced
+(X-Total-Count, numberMatched, or the field --total names) fails with both
+numbers; the rows stay in FILE.partial.
+CSV columns are the union of the keys of the first rows' items, in the
 order first seen; fields first seen later go, as a JSON object, to the last
-column, _extra. Without -o, items are written to stdout as JSONL.`,
+column, _extra. Without -o, or with -o -, items are written to stdout as
+JSONL; a FIFO or device (/dev/null) is written into, never replaced, with no
+resume; a symbolic link as the output is refused.`,
 		Example: `  steady harvest https://api.example.gov/v1/items -o items.jsonl
   steady harvest https://api.example.gov/collections/x/items --pages json-links --items features -o x.csv
   steady harvest https://api.example.gov/v1/events --pages cursor:next_cursor:cursor --items data --max-rows 5000
   steady harvest https://api.example.gov/v1/items -o items.jsonl --resume`,
 		Args: exactlyOneURL,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (runErr error) {
 			target, err := parseTarget(args[0])
 			if err != nil {
 				return err
@@ -501,6 +527,11 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 			if err != nil {
 				return err
 			}
+			for _, h := range allow {
+				if h == "" || strings.ContainsAny(h, "/ \t\r\n@") {
+					return usagef("--allow-host %q: want a host or host:port", h)
+				}
+			}
 			if !cmd.Flags().Changed("items") {
 				items = defaultItems(pages)
 			}
@@ -518,11 +549,15 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 				case kind == destStdout:
 					file = ""
 				case kind == destSpecial:
-					f, err := openSpecial(out)
+					f, err := openSpecial(cmd.Context(), out)
 					if err != nil {
 						return err
 					}
-					defer f.Close()
+					defer func() {
+						if cerr := f.Close(); runErr == nil && cerr != nil {
+							runErr = fmt.Errorf("writing %s: %w", out, cerr)
+						}
+					}()
 					w, file, label = f, "", out
 				}
 			}
@@ -531,7 +566,7 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 				return err
 			}
 			defer client.CloseIdleConnections()
-			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total,
+			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total, allow: allow,
 				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force}
 			res, err := j.run(cmd.Context(), r)
 			r.Close()
@@ -546,6 +581,7 @@ column, _extra. Without -o, items are written to stdout as JSONL.`,
 	f.StringVar(&items, "items", "", "where the items are in a page (default: top-level array; features for json-links; data for cursor)")
 	f.StringVarP(&out, "output", "o", "", "output file, .jsonl or .csv (default: JSONL on stdout)")
 	f.StringVar(&total, "total", "", "where the first page says how many items there are, a dotted path such as meta.total (default: the X-Total-Count header, or numberMatched)")
+	f.StringArrayVar(&allow, "allow-host", nil, "a host (host or host:port) that next links and redirects may lead to besides the URL's own (repeatable); the API key is never sent there")
 	f.StringVar(&format, "format", "", "output format, jsonl or csv (default: from the file's extension)")
 	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -309,5 +310,35 @@ func TestHarvestCSVKeylessFirstRows(t *testing.T) {
 	b, _ := os.ReadFile(out)
 	if got := string(b); got != "_extra\n\"\"\n\"{\"\"id\"\":1}\"\n" {
 		t.Fatalf("CSV %q", got)
+	}
+}
+
+// A state file edited to send the resume elsewhere, or to a negative
+// offset, is refused as damaged.
+func TestHarvestEditedStateIsRefused(t *testing.T) {
+	srv := newPageServer(t, objects(1, 2), objects(3, 4))
+	srv.fail[2] = http.StatusServiceUnavailable
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	if code, _, errText := cli(t, "harvest", "-q", "--retries", "0", srv.URL, "-o", out); code != exitInterrupted {
+		t.Fatalf("first run: %d %q", code, errText)
+	}
+	good, _ := os.ReadFile(statePath(out))
+	for name, edit := range map[string]func(*harvestState){
+		"foreign next":    func(s *harvestState) { s.Next = "http://169.254.169.254/latest/" },
+		"other port":      func(s *harvestState) { s.Next = "http://127.0.0.1:1/?page=2" },
+		"not http":        func(s *harvestState) { s.Next = "file:///etc/passwd" },
+		"negative offset": func(s *harvestState) { s.Offset = -1 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			var st harvestState
+			json.Unmarshal(good, &st)
+			edit(&st)
+			b, _ := json.Marshal(st)
+			os.WriteFile(statePath(out), b, 0o644)
+			code, _, errText := cli(t, "harvest", "-q", srv.URL, "-o", out, "--resume")
+			if code != exitUsage || !strings.Contains(errText, "--force") {
+				t.Fatalf("exit %d, %q; want 2", code, errText)
+			}
+		})
 	}
 }

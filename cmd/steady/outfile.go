@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -49,7 +50,7 @@ func checkOutput(path string, force bool) (destKind, error) {
 		// writing through it lets whoever made the link choose the file,
 		// and replacing it would replace the link (as root: /dev/stdout).
 		if st, err := os.Stat(path); err == nil && inPlace(st.Mode()) {
-			return destSpecial, nil
+			return destSpecial, checkOwner(path, st)
 		}
 		return 0, usagef("the output %s is a symbolic link; steady neither writes through nor replaces one: name the file itself (or -o - for standard output)", path)
 	}
@@ -57,13 +58,23 @@ func checkOutput(path string, force bool) (destKind, error) {
 	case mode.IsDir():
 		return 0, usagef("the output %s is a directory", path)
 	case inPlace(mode):
-		return destSpecial, nil
+		return destSpecial, checkOwner(path, lst)
 	case !mode.IsRegular():
 		return 0, usagef("the output %s is a %s, which steady does not write", path, kindOf(mode))
 	case !force:
 		return 0, usagef("the output %s exists; use --force to replace it", path)
 	}
 	return destFile, nil
+}
+
+// checkOwner refuses a FIFO or device that is neither the caller's nor
+// root's: one planted where the output should go (a FIFO in /tmp, a link
+// to another user's terminal) would hand the data to whoever planted it.
+func checkOwner(path string, fi fs.FileInfo) error {
+	if owner, ok := ownerOf(fi); ok && owner != 0 && owner != os.Geteuid() {
+		return usagef("the output %s is a %s owned by another user (uid %d); steady writes only into special files that are yours or root's", path, describe(fi.Mode()), owner)
+	}
+	return nil
 }
 
 // inPlace reports whether a file of this mode is written into rather than
@@ -84,18 +95,48 @@ func kindOf(m fs.FileMode) string {
 
 // openSpecial opens an existing FIFO or character device for writing. It
 // never creates or truncates, and it checks what it opened, so a file
-// swapped in after checkOutput is refused unchanged.
-func openSpecial(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|noCTTY, 0)
-	if err != nil {
-		return nil, usagef("cannot write the output %s: %v", path, unwrapPathError(err))
+// swapped in after checkOutput is refused unchanged. Opening a FIFO waits
+// for a reader; when ctx ends first (Ctrl-C), the wait ends with it.
+func openSpecial(ctx context.Context, path string) (*os.File, error) {
+	type opened struct {
+		f   *os.File
+		err error
 	}
-	st, err := f.Stat()
+	done := make(chan opened, 1)
+	go func() {
+		f, err := os.OpenFile(path, os.O_WRONLY|noCTTY, 0)
+		done <- opened{f, err}
+	}()
+	var o opened
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		// Be the FIFO's reader for a moment, so that the open returns
+		// and its file can be closed rather than left blocked.
+		if st, err := os.Stat(path); err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
+			// Not a FIFO: an open that blocks ends with the process.
+		} else if r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			o = <-done
+			r.Close()
+			if o.f != nil {
+				o.f.Close()
+			}
+		}
+		return nil, fmt.Errorf("opening the output %s: %w", path, context.Cause(ctx))
+	}
+	if o.err != nil {
+		return nil, usagef("cannot write the output %s: %v", path, unwrapPathError(o.err))
+	}
+	st, err := o.f.Stat()
 	if err != nil || !inPlace(st.Mode()) {
-		f.Close()
+		o.f.Close()
 		return nil, usagef("the output %s changed while it was opened; refusing to write it", path)
 	}
-	return f, nil
+	if err := checkOwner(path, st); err != nil {
+		o.f.Close()
+		return nil, err
+	}
+	return o.f, nil
 }
 
 // output is what get -o and simulate --plot write: standard output, a
@@ -111,7 +152,7 @@ type output struct {
 // createOutput checks path and opens it for writing; stdout is where "-"
 // goes. It fails at once, with the path named, when the directory is not
 // writable.
-func createOutput(path string, force bool, stdout io.Writer) (*output, error) {
+func createOutput(ctx context.Context, path string, force bool, stdout io.Writer) (*output, error) {
 	kind, err := checkOutput(path, force)
 	if err != nil {
 		return nil, err
@@ -121,7 +162,7 @@ func createOutput(path string, force bool, stdout io.Writer) (*output, error) {
 	case destStdout:
 		o.w = stdout
 	case destSpecial:
-		if o.f, err = openSpecial(path); err != nil {
+		if o.f, err = openSpecial(ctx, path); err != nil {
 			return nil, err
 		}
 		o.w = o.f
@@ -251,28 +292,44 @@ func writeFileAtomic(path string, data []byte) error {
 
 // openPrivate opens a file steady keeps beside an output (FILE.partial)
 // without following a symbolic link at its name, and only when it is a
-// regular file or absent. create makes a new, empty file (truncating an
-// old one); without it the file must exist and is opened as it is.
+// regular file or absent. create makes a new, empty file: an old one is
+// unlinked first rather than truncated, so that a hard link planted at the
+// name cannot make steady empty the file it shares. Without create the
+// file must exist, with no other name, and is opened as it is.
 func openPrivate(path string, create bool) (*os.File, error) {
 	flag := os.O_RDWR | noFollow | noCTTY
-	if create {
-		flag |= os.O_CREATE | os.O_TRUNC
+	if st, err := os.Lstat(path); err == nil {
+		if !st.Mode().IsRegular() {
+			// Checked before opening, so that not even a FIFO or a device
+			// is opened (opening some devices does something).
+			return nil, usagef("%s is a %s, not a file steady made; remove it, or choose another output", path, describe(st.Mode()))
+		}
+		if create {
+			if err := os.Remove(path); err != nil {
+				return nil, err
+			}
+		}
 	}
-	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
-		// Checked before opening, so that not even a FIFO or a device
-		// is opened (opening some devices does something).
-		return nil, usagef("%s is a %s, not a file steady made; remove it, or choose another output", path, describe(st.Mode()))
+	if create {
+		flag |= os.O_CREATE | os.O_EXCL
 	}
 	f, err := os.OpenFile(path, flag, 0o644)
-	if errors.Is(err, syscall.ELOOP) {
+	switch {
+	case errors.Is(err, syscall.ELOOP):
 		return nil, usagef("%s is a symbolic link, not a file steady made; remove it, or choose another output", path)
-	}
-	if err != nil {
+	case errors.Is(err, fs.ErrExist):
+		return nil, usagef("%s appeared while steady was creating it; refusing to write it", path)
+	case err != nil:
 		return nil, err
 	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	st, err := f.Stat()
+	switch {
+	case err != nil || !st.Mode().IsRegular():
 		f.Close()
 		return nil, usagef("%s changed while it was opened; refusing to write it", path)
+	case linkCount(st) > 1:
+		f.Close()
+		return nil, usagef("%s has other hard links, so writing it would change another file too; remove it, or start over with --force", path)
 	}
 	return f, nil
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -207,20 +209,32 @@ func TestOutputDash(t *testing.T) {
 	}
 }
 
+// device returns a character device of the memory driver (major 1): a node
+// of the test's own where it can make one (as root), so that a regression
+// cannot replace the machine's; else the one in /dev, which a user who is
+// not root cannot replace anyway.
+func device(t *testing.T, name string, minor int) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if _, err := os.Stat("/dev/" + name); err != nil {
+			t.Skipf("no /dev/%s", name)
+		}
+		return "/dev/" + name
+	}
+	dev := filepath.Join(t.TempDir(), name)
+	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|minor); err != nil {
+		t.Fatalf("mknod: %v", err)
+	}
+	return dev
+}
+
 // As root, "steady get URL -o /dev/null --force" once replaced /dev/null with
-// a regular file. The test uses a device node of its own where it can make
-// one (as root), so a regression cannot break the machine's /dev/null.
+// a regular file; each command now writes into the device and leaves it.
 func TestBinaryOutputIntoDeviceKeepsIt(t *testing.T) {
 	bin := binary(t)
 	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 50})
 	defer srv.Close()
-	dev := "/dev/null"
-	if os.Geteuid() == 0 {
-		dev = filepath.Join(t.TempDir(), "null")
-		if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, int(1<<8|3)); err != nil {
-			t.Fatalf("mknod: %v", err)
-		}
-	}
+	dev := device(t, "null", 3)
 	for _, args := range [][]string{
 		{"get", "-q", srv.URL + "/items?limit=10", "-o", dev, "--force"},
 		{"get", "-q", srv.URL + "/items?limit=10", "-o", dev},
@@ -290,5 +304,97 @@ func TestOutputRefusesDirectoriesAndSockets(t *testing.T) {
 	}
 	if _, err := checkOutput(sock, true); err == nil || !strings.Contains(err.Error(), "socket") {
 		t.Errorf("socket: %v", err)
+	}
+}
+
+// A hard link planted at FILE.partial: a fresh harvest unlinks it and
+// makes its own file; a resume refuses to write a file with two names.
+func TestHarvestPartialHardLinkIsNotWrittenThrough(t *testing.T) {
+	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 10})
+	defer srv.Close()
+	dir := t.TempDir()
+	target := filepath.Join(dir, "victim")
+	content := []byte("precious\n")
+	os.WriteFile(target, content, 0o644)
+	out := filepath.Join(dir, "rows.jsonl")
+	if err := os.Link(target, partialPath(out)); err != nil {
+		t.Skip(err)
+	}
+	if code, _, errText := cli(t, "harvest", "-q", srv.URL+"/items?limit=5", "-o", out, "--force"); code != exitOK {
+		t.Fatalf("fresh harvest: %d %q", code, errText)
+	}
+	unchanged(t, target, content)
+	checkExact(t, rowsOf(t, out), 10)
+
+	// Resume onto a partial file that is a hard link to the victim.
+	os.Remove(out)
+	os.WriteFile(statePath(out), []byte(`{"version":1,"url":"`+srv.URL+`/items?limit=5","pages":"link","items":"","format":"jsonl","next":"`+srv.URL+`/items?limit=5","offset":0}`), 0o644)
+	os.Link(target, partialPath(out))
+	code, _, errText := cli(t, "harvest", "-q", srv.URL+"/items?limit=5", "-o", out, "--resume")
+	if code != exitUsage || !strings.Contains(errText, "hard links") {
+		t.Fatalf("resume: exit %d, %q; want 2 naming the hard link", code, errText)
+	}
+	unchanged(t, target, content)
+}
+
+// A device that fails every write (/dev/full: ENOSPC) fails the command
+// with the cause named, and stays what it was.
+func TestOutputIntoFailingDevice(t *testing.T) {
+	full := device(t, "full", 7)
+	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 10})
+	defer srv.Close()
+	for _, sub := range []string{"get", "harvest"} {
+		code, _, errText := cli(t, sub, "-q", srv.URL+"/items?limit=5", "-o", full)
+		if code != exitFailed || !strings.Contains(errText, "no space left") {
+			t.Errorf("%s -o /dev/full: exit %d, %q; want 1 naming ENOSPC", sub, code, errText)
+		}
+	}
+	if st, err := os.Lstat(full); err != nil || st.Mode()&fs.ModeCharDevice == 0 {
+		t.Fatalf("%s changed: %v %v", full, st, err)
+	}
+}
+
+// A FIFO planted where the output should go, by another user, would hand
+// them the data: refused without being opened. The same for a link to
+// another user's device (their terminal, say).
+func TestOutputSpecialFileOfAnotherUserIsRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a file of another user needs root")
+	}
+	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 10})
+	defer srv.Close()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "out.json")
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Skip(err)
+	}
+	os.Chown(fifo, 65534, 65534)
+	// A reader that never blocks: were the FIFO written, it would get the
+	// data.
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	dev := filepath.Join(dir, "their-tty")
+	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(dev, 65534, 65534)
+	link := filepath.Join(dir, "link.json")
+	os.Symlink(dev, link)
+	for _, args := range [][]string{
+		{"get", "-q", srv.URL + "/items", "-o", fifo},
+		{"harvest", "-q", srv.URL + "/items", "-o", fifo},
+		{"get", "-q", srv.URL + "/items", "-o", dev},
+		{"get", "-q", srv.URL + "/items", "-o", link},
+	} {
+		code, _, errText := cli(t, args...)
+		if code != exitUsage || !strings.Contains(errText, "another user") {
+			t.Errorf("%v: exit %d, %q; want 2 naming the owner", args, code, errText)
+		}
+	}
+	if b, _ := io.ReadAll(r); len(b) != 0 {
+		t.Fatalf("the other user's FIFO received %q", b)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,7 +27,70 @@ func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code = run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	if len(args) > 0 && args[0] == "harvest" && code != exitUsage {
+		checkPair(t, outputArg(args))
+	}
 	return code, out.String(), errb.String()
+}
+
+func outputArg(args []string) string {
+	for i, a := range args {
+		if (a == "-o" || a == "--output") && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// checkPair is the invariant behind "without duplicating or losing a row",
+// checked after every harvest a test runs: whatever state a harvest leaves
+// beside its output, the partial file holds at least the state's offset,
+// and exactly the state's rows (and header) before it. So a resume, which
+// cuts the file there and fetches the state's next page, neither loses
+// nor repeats a row.
+func checkPair(t *testing.T, out string) {
+	t.Helper()
+	if out == "" || out == "-" {
+		return
+	}
+	st, err := loadState(statePath(out))
+	if err != nil {
+		t.Errorf("invariant: the state beside %s cannot be read: %v", out, err)
+		return
+	}
+	if st == nil {
+		return
+	}
+	b, err := os.ReadFile(partialPath(out))
+	if err != nil {
+		t.Errorf("invariant: a state without its partial file: %v", err)
+		return
+	}
+	if int64(len(b)) < st.Offset {
+		t.Errorf("invariant: %s holds %d bytes, its state counts %d", partialPath(out), len(b), st.Offset)
+		return
+	}
+	whole := b[:st.Offset]
+	var rows int64
+	switch st.Format {
+	case "csv":
+		recs, err := csv.NewReader(bytes.NewReader(whole)).ReadAll()
+		if err != nil {
+			t.Errorf("invariant: the whole pages of %s are not CSV: %v", partialPath(out), err)
+			return
+		}
+		rows = int64(len(recs))
+		if st.Columns != nil && rows > 0 {
+			rows-- // the header
+		}
+	default:
+		rows = int64(bytes.Count(whole, []byte("\n")))
+	}
+	if len(whole) > 0 && whole[len(whole)-1] != '\n' {
+		t.Errorf("invariant: the first %d bytes of %s, which its state counts as whole pages, end mid-row", st.Offset, partialPath(out))
+	} else if rows != st.Rows {
+		t.Errorf("invariant: the first %d bytes of %s hold %d rows, its state counts %d", st.Offset, partialPath(out), rows, st.Rows)
+	}
 }
 
 func TestHelpAndUsageErrors(t *testing.T) {

@@ -50,7 +50,7 @@ succeeded. --plot writes the load on the service over time as an SVG chart.`,
 			var svg *output
 			if plot != "" {
 				var err error
-				if svg, err = createOutput(plot, force, w); err != nil {
+				if svg, err = createOutput(cmd.Context(), plot, force, w); err != nil {
 					return err
 				}
 				defer svg.abort()

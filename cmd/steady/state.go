@@ -69,7 +69,8 @@ func loadState(path string) (*harvestState, error) {
 		return nil, err
 	}
 	var s harvestState
-	if err := json.Unmarshal(b, &s); err != nil || s.Version != stateVersion || s.Next == "" {
+	if err := json.Unmarshal(b, &s); err != nil || s.Version != stateVersion || s.Next == "" ||
+		s.Offset < 0 || s.Rows < 0 || s.Done < 0 || s.Total < 0 {
 		return nil, usagef("the state file %s is damaged or from another version; use --force to start over", path)
 	}
 	return &s, nil

@@ -1,0 +1,61 @@
+package otelsteady_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/steadyhttp/steady/otelsteady"
+	"github.com/steadyhttp/steady/retry"
+)
+
+// BenchmarkSuccess is the cost of one successful request through the
+// retrying transport: without telemetry, with otelhttp's span over it, and
+// with the adapter, on the same SDK providers and a bottom transport that
+// answers at once, so the difference is the telemetry's. The three run as
+// sub-benchmarks of one function, so -count interleaves them; compare
+// medians (the README gives the command and figures).
+func BenchmarkSuccess(b *testing.B) {
+	tp := sdktrace.NewTracerProvider()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() {
+		_ = tp.Shutdown(context.Background())
+		_ = mp.Shutdown(context.Background())
+	})
+	// A fresh response each time, as a real transport gives: otelhttp
+	// wraps the body it is handed.
+	header := http.Header{}
+	bottom := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Status: "200 OK", Header: header, Body: http.NoBody, Request: r}, nil
+	})
+	adapter, err := otelsteady.New(otelsteady.Options{TracerProvider: tp, MeterProvider: mp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	stacks := []struct {
+		name string
+		rt   http.RoundTripper
+	}{
+		{"off", retry.New(bottom, retry.Policy{})},
+		{"otelhttp", otelhttp.NewTransport(retry.New(bottom, retry.Policy{}),
+			otelhttp.WithTracerProvider(tp), otelhttp.WithMeterProvider(mp))},
+		{"adapter", retry.New(bottom, retry.Policy{Reporter: adapter})},
+	}
+	req, _ := http.NewRequest(http.MethodGet, "https://api.example.gov/items?page=2", nil)
+	for _, s := range stacks {
+		b.Run(s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := s.rt.RoundTrip(req)
+				if err != nil || r.StatusCode != 200 {
+					b.Fatal(r, err)
+				}
+				r.Body.Close()
+			}
+		})
+	}
+}

@@ -1,0 +1,99 @@
+package otelsteady
+
+import (
+	"errors"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+)
+
+// Metric names.
+const (
+	MetricAttempts     = "steady.attempts"
+	MetricResends      = "steady.resends"
+	MetricWaitDuration = "steady.wait.duration"
+	MetricRefusals     = "steady.budget.refusals"
+	MetricHolds        = "steady.pacing.holds"
+	MetricStops        = "steady.stops"
+	MetricPages        = "steady.walk.pages"
+	MetricRows         = "steady.walk.rows"
+	MetricSubrequests  = "steady.fanout.subrequests"
+)
+
+// waitBuckets span a jittered backoff of a few milliseconds to a quota
+// reset of minutes, in seconds.
+var waitBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+
+type instruments struct {
+	attempts, resends, refusals, holds, stops, pages, rows, subrequests metric.Int64Counter
+	waits                                                               metric.Float64Histogram
+
+	mu   sync.RWMutex
+	sets map[setKey]metric.MeasurementOption
+}
+
+func (m *instruments) init(meter metric.Meter) error {
+	var errs []error
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, err := meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	m.attempts = counter(MetricAttempts, "{attempt}", "Attempts sent, by whether each was a re-send.")
+	m.resends = counter(MetricResends, "{attempt}", "Re-sends scheduled, by the failure that caused them and the wait's reason.")
+	m.refusals = counter(MetricRefusals, "{attempt}", "Re-sends the shared retry budget refused.")
+	m.holds = counter(MetricHolds, "{request}", "Requests held by rate-limit pacing before being sent.")
+	m.stops = counter(MetricStops, "{request}", "Requests whose retrying ended without success, by reason.")
+	m.pages = counter(MetricPages, "{page}", "Pages received by page walks.")
+	m.rows = counter(MetricRows, "{row}", "Items received by page walks.")
+	m.subrequests = counter(MetricSubrequests, "{request}", "Fan-out sub-requests completed.")
+	var err error
+	m.waits, err = meter.Float64Histogram(MetricWaitDuration, metric.WithUnit("s"),
+		metric.WithDescription("Waits before an attempt, by reason."),
+		metric.WithExplicitBucketBoundaries(waitBuckets...))
+	errs = append(errs, err)
+	m.sets = make(map[setKey]metric.MeasurementOption)
+	return errors.Join(errs...)
+}
+
+// setKey names one attribute set the request path records with.
+type setKey struct {
+	host, method, reason string
+	resend               bool
+}
+
+// maxSets bounds the cache; past it sets are built per measurement.
+const maxSets = 1024
+
+// set returns the measurement option for k, built once: building an
+// attribute set sorts and copies, which would cost allocations on every
+// request.
+func (m *instruments) set(k setKey, build func() []attribute.KeyValue) metric.MeasurementOption {
+	m.mu.RLock()
+	o, ok := m.sets[k]
+	m.mu.RUnlock()
+	if ok {
+		return o
+	}
+	o = metric.WithAttributeSet(attribute.NewSet(build()...))
+	m.mu.Lock()
+	if len(m.sets) < maxSets {
+		m.sets[k] = o
+	}
+	m.mu.Unlock()
+	return o
+}
+
+func (m *instruments) attemptSet(host string, method attribute.KeyValue, resend bool) metric.MeasurementOption {
+	return m.set(setKey{host: host, method: method.Value.AsString(), resend: resend}, func() []attribute.KeyValue {
+		return []attribute.KeyValue{semconv.ServerAddress(host), method, attribute.Bool(KeyResend, resend)}
+	})
+}
+
+func (m *instruments) waitSet(host, reason string) metric.MeasurementOption {
+	return m.set(setKey{host: host, reason: reason}, func() []attribute.KeyValue {
+		return []attribute.KeyValue{semconv.ServerAddress(host), attribute.String(KeyWaitReason, reason)}
+	})
+}
