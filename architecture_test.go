@@ -80,6 +80,13 @@ func checkPackage(errorf func(format string, args ...any), p listedPackage) {
 		return
 	}
 	rel = strings.TrimPrefix(rel, "/")
+	// The wire check is test support: only tests import it (go list's
+	// Imports leaves test files out, so any import seen here is a program's).
+	for _, imp := range p.Imports {
+		if imp == module+"/internal/wiretest" {
+			errorf("%s imports %s, which only tests may import", p.ImportPath, imp)
+		}
+	}
 	if strings.HasPrefix(rel, "cmd/") || strings.HasPrefix(rel, "internal/") {
 		// The program may import everything; nothing may import it (checked below).
 		for _, imp := range p.Imports {
@@ -137,6 +144,7 @@ func TestArchitectureRulesCatchViolations(t *testing.T) {
 		{"progress using mpb", listedPackage{ImportPath: module + "/progress", Imports: []string{"github.com/vbauerster/mpb/v8"}}, false},
 		{"facade importing cmd", listedPackage{ImportPath: module, Imports: []string{module + "/cmd/steady"}}, true},
 		{"unknown package", listedPackage{ImportPath: module + "/util"}, true},
+		{"program importing the wire check", listedPackage{ImportPath: module + "/cmd/steady", Imports: []string{module + "/internal/wiretest"}}, true},
 	}
 	for _, c := range cases {
 		var errs []string

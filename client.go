@@ -117,7 +117,7 @@ func build(opt Options, pool http.RoundTripper) (*Client, error) {
 		}
 		base = u
 	}
-	// From the top (ADR 130): http.Client, retry, User-Agent, credentials,
+	// From the top (ADR 131): http.Client, retry, User-Agent, credentials,
 	// the pool. Credentials sits right above the pool, so every layer of
 	// steady's sees only key-free requests, and it decides on every attempt
 	// of every hop; it is there even without keys, to scope credentials set
@@ -238,6 +238,11 @@ func (u userAgent) CloseIdleConnections() {
 // API client. Its redirects are followed by net/http, each hop through the
 // credentials and retry layers.
 func (c *Client) HTTP() *http.Client { return c.http }
+
+// Redactor returns the client's redactor, made once from its keys: the one
+// every error and event of the client goes through. Programs use it for
+// the texts and files they write themselves.
+func (c *Client) Redactor() *credentials.Redactor { return c.red }
 
 // Options returns the client's options, defaults applied.
 func (c *Client) Options() Options { return c.opt }

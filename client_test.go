@@ -93,7 +93,7 @@ func TestFromEnv(t *testing.T) {
 
 func TestStatusErrors(t *testing.T) {
 	var hits sync.Map
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := wiretest.For(t).Server(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := hits.LoadOrStore(r.URL.Path, new(atomic.Int32))
 		n.(*atomic.Int32).Add(1)
 		w.Header().Set("X-Request-Id", "req-42")
@@ -151,7 +151,7 @@ func TestStatusErrors(t *testing.T) {
 }
 
 func TestGetJSONDecodes(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := wiretest.For(t).Server(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/html" {
 			io.WriteString(w, "<html>oops</html>")
 			return
@@ -178,7 +178,7 @@ func TestGetJSONDecodes(t *testing.T) {
 
 func TestWithSharesPoolAndChangesPolicy(t *testing.T) {
 	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := wiretest.For(t).Server(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
 		w.WriteHeader(503)
 	}))
@@ -214,7 +214,7 @@ func TestKeyGoesOnlyToItsHost(t *testing.T) {
 	var mu sync.Mutex
 	var log []seen
 	var foreignURL string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := wiretest.For(t).Server(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		log = append(log, seen{r.Host, r.Header.Get("X-Api-Key")})
 		mu.Unlock()
@@ -240,7 +240,7 @@ func TestKeyGoesOnlyToItsHost(t *testing.T) {
 func TestPagesThroughTheStack(t *testing.T) {
 	var fails atomic.Int32
 	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv = wiretest.For(t).Server(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		page := r.URL.Query().Get("page")
 		if page == "2" && fails.Add(1) == 1 {
 			w.WriteHeader(503) // a blip the retry layer rides out
@@ -280,9 +280,9 @@ func TestPagesThroughTheStack(t *testing.T) {
 }
 
 func TestRedirectDowngradeRefused(t *testing.T) {
-	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}") }))
+	plain := wiretest.For(t).Server(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}") }))
 	defer plain.Close()
-	tls := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	tls := wiretest.For(t).TLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, plain.URL+"/x", http.StatusFound)
 	}))
 	defer tls.Close()

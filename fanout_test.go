@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -15,13 +14,14 @@ import (
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/chunk"
 	"github.com/steadyhttp/steady/fanout"
+	"github.com/steadyhttp/steady/internal/wiretest"
 )
 
 // A list too long for one URL is split with chunk.Plan and run with FanOut;
 // a 500 on a sub-request is re-sent, and the concurrency bound holds.
 func TestFanOutOverChunks(t *testing.T) {
 	var active, peak, fivehundreds atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := wiretest.For(t).Server(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := active.Add(1)
 		defer active.Add(-1)
 		for {
@@ -77,7 +77,7 @@ func TestFanOutOverChunks(t *testing.T) {
 }
 
 func TestFanOutMethodStopsOnFatal(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := wiretest.For(t).Server(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/3" {
 			w.WriteHeader(http.StatusNotFound)
 			return

@@ -15,6 +15,8 @@ import (
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/paginate"
+	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/retry"
 )
 
 // The key's hostile cases (issue 10, items 1 to 5 and 7; docs/reliability.md,
@@ -109,8 +111,9 @@ func TestHostileKeyEchoedIntoAForeignURL(t *testing.T) {
 	}
 }
 
-// TestHostileKeyBasicEcho: the key as the password of a Basic value set by
-// hand, sent on to a foreign host by a redirect.
+// TestHostileKeyHandSetHeadersStayHome: credentials set by hand, without
+// Options.Keys, on a request the server redirects to another host with the
+// value echoed into the Location.
 func TestHostileKeyHandSetHeadersStayHome(t *testing.T) {
 	for _, h := range []string{"X-Api-Key", "Authorization", "X-Auth-Token", "Cookie", "Proxy-Authorization"} {
 		t.Run(h, func(t *testing.T) {
@@ -196,8 +199,7 @@ func TestHostileKeyOffTheListIsRedactedByValue(t *testing.T) {
 	// The key, configured as a header, comes back from the server in
 	// parameters whose names are not on the credential list: in a
 	// redirect, in the final URL of an error and of a decode failure.
-	e := newEchoWorld(t)
-	api := e.api
+	w := wiretest.For(t)
 	s := newHostileServer(t, false, func(w http.ResponseWriter, r *http.Request) {
 		got := url.QueryEscape(r.Header.Get("X-Api-Key"))
 		switch r.URL.Path {
@@ -215,18 +217,17 @@ func TestHostileKeyOffTheListIsRedactedByValue(t *testing.T) {
 			w.WriteHeader(http.StatusFound)
 		}
 	})
-	_ = api
 	k := credentials.Key{Header: "X-Api-Key", Value: echoKey, Hosts: []string{"http://" + s.Listener.Addr().String()}}
-	cl := newClient(t, steady.Options{BaseURL: s.URL, Keys: []credentials.Key{k}, Policy: fast(), Reporter: e.w.Reporter(nil)})
+	cl := newClient(t, steady.Options{BaseURL: s.URL, Keys: []credentials.Key{k}, Policy: fast(), Reporter: w.Reporter(nil)})
 	for _, path := range []string{"/to-error", "/to-html", "/bad-location"} {
 		err := cl.GetJSON(context.Background(), path, nil, new(any))
 		if err == nil {
 			t.Fatalf("%s: no error", path)
 		}
-		e.w.Err("GetJSON "+path, err)
+		w.Err("GetJSON "+path, err)
 	}
 	// A path that does not parse, with the key in it.
-	e.w.Err("GetJSON unparsable", cl.GetJSON(context.Background(), "/x?appid="+echoKey+"%zz", nil, new(any)))
+	w.Err("GetJSON unparsable", cl.GetJSON(context.Background(), "/x?appid="+echoKey+"%zz", nil, new(any)))
 }
 
 func TestHostileKeyNeverInResponseRequestOrPageURL(t *testing.T) {
@@ -274,3 +275,59 @@ func TestHostileKeyNeverInResponseRequestOrPageURL(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestHostileKeyBodyRedirectedToAForeignHost(t *testing.T) {
+	// A POST whose body holds the key (a form login, say), answered with a
+	// 307 to another host: net/http re-sends the body there.
+	e := newEchoWorld(t)
+	s := newHostileServer(t, false, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		http.Redirect(w, r, e.foreign.URL+"/landing", http.StatusTemporaryRedirect)
+	})
+	k := credentials.Key{Header: "X-Api-Key", Value: echoKey, Hosts: []string{"http://" + s.Listener.Addr().String()}}
+	cl := newClient(t, steady.Options{Keys: []credentials.Key{k}, Policy: fast(), Reporter: e.w.Reporter(nil)})
+	body := strings.Repeat("x", 10000) + "&key=" + echoKey
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/login", strings.NewReader(body))
+	req.Header.Set("Idempotency-Key", "one")
+	_, err := cl.Do(req)
+	e.w.Err("Do", err)
+	var le *credentials.LeakError
+	if !errors.As(err, &le) {
+		t.Fatalf("err %v, want a *credentials.LeakError", err)
+	}
+	var re *retry.Error
+	if errors.As(err, &re) && re.Attempts > 1 {
+		t.Errorf("the refusal was re-sent: %d attempts", re.Attempts)
+	}
+}
+
+// recordingTracer is a progress.Tracer that keeps the events it was told
+// about when attempts started.
+type recordingTracer struct {
+	hostileEvents
+	started hostileEvents
+}
+
+func (r *recordingTracer) StartAttempt(e progress.Event) context.Context {
+	r.started.Report(e)
+	return nil
+}
+
+func TestHostileKeyRedactionKeepsTheTracer(t *testing.T) {
+	// The client's redacting wrapper must stay a progress.Tracer, and what
+	// it tells the tracer is redacted too.
+	e := newEchoWorld(t)
+	var tr recordingTracer
+	cl := newClient(t, steady.Options{BaseURL: e.api.URL, Policy: fast(), Reporter: &tr,
+		Keys: []credentials.Key{{Query: "api_key", Value: echoKey, Hosts: []string{"http://" + e.api.Listener.Addr().String()}}}})
+	if err := cl.GetJSON(context.Background(), "/echo-then-away", nil, new(any)); err != nil {
+		t.Fatal(err)
+	}
+	started := tr.started.kind(0)
+	if len(started) != 3 {
+		t.Fatalf("the tracer saw %d attempts start, want 3 (one per hop)", len(started))
+	}
+	for _, ev := range started {
+		e.w.Text("StartAttempt", fmt.Sprintf("%+v", ev))
+	}
+}

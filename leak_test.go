@@ -22,6 +22,7 @@ import (
 
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/paginate"
 	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
@@ -400,6 +401,12 @@ func TestLeakKeyNeverInErrorsEventsOrLogs(t *testing.T) {
 
 			for _, lt := range log.find(leakForms...) {
 				t.Errorf("%s leaks the key:\n%s", lt.where, excerptAround(lt.text, leakForms))
+			}
+			// The same texts through the suite-wide check, which looks for
+			// every base64 run and escaping of the key as well.
+			w := wiretest.For(t)
+			for _, lt := range log.texts {
+				w.Text(lt.where, lt.text)
 			}
 		})
 	}

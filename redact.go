@@ -1,23 +1,36 @@
 package steady
 
 import (
+	"context"
+
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/progress"
 )
 
 // redactReporter returns next behind the client's redactor: every text of
 // every event, whichever layer sent it, has the client's secrets replaced
-// and server-supplied control characters escaped before a renderer or a
-// logger sees it. The layers already redact URLs by parameter name; this is
-// the check by value, done once for all of them. A nil next stays nil.
+// and server-supplied control characters escaped before a renderer, a
+// logger or a tracer sees it. The layers already redact URLs by parameter
+// name; this is the check by value, done once for all of them. A
+// [progress.Tracer] stays one. A nil next stays nil.
 func redactReporter(next progress.Reporter, red *credentials.Redactor) progress.Reporter {
-	if next == nil {
+	switch r := next.(type) {
+	case nil:
 		return nil
+	case *redacting:
+		if r.red == red {
+			return r
+		}
+	case *redactingTracer:
+		if r.red == red {
+			return r
+		}
 	}
-	if r, ok := next.(*redacting); ok && r.red == red {
-		return r
+	w := &redacting{next: next, red: red}
+	if t, ok := next.(progress.Tracer); ok {
+		return &redactingTracer{redacting: w, tracer: t}
 	}
-	return &redacting{next: next, red: red}
+	return w
 }
 
 type redacting struct {
@@ -25,12 +38,24 @@ type redacting struct {
 	red  *credentials.Redactor
 }
 
-func (r *redacting) Report(e progress.Event) {
+func (r *redacting) Report(e progress.Event) { r.next.Report(r.clean(e)) }
+
+// clean returns e with its texts redacted and escaped.
+func (r *redacting) clean(e progress.Event) progress.Event {
 	e.URL = r.red.Text(e.URL)
 	e.Host = r.red.Text(e.Host)
 	e.Method = r.red.Text(e.Method)
 	e.Err = r.red.Text(e.Err)
 	e.Reason = r.red.Text(e.Reason)
 	e.ErrClass = r.red.Text(e.ErrClass)
-	r.next.Report(e)
+	return e
+}
+
+type redactingTracer struct {
+	*redacting
+	tracer progress.Tracer
+}
+
+func (r *redactingTracer) StartAttempt(e progress.Event) context.Context {
+	return r.tracer.StartAttempt(r.clean(e))
 }

@@ -171,8 +171,22 @@ func FuzzTransportQuery(f *testing.F) {
 			if !slices.Equal(keys, want) {
 				t.Fatalf("%s got key parameters %q from %q, want %q", host, keys, raw, want)
 			}
-			if !slices.Equal(rest, others) && !(len(rest) == 0 && len(others) == 1 && others[0] == "") {
-				t.Fatalf("%s got other parameters %q from %q, want %q", host, rest, raw, others)
+			// To a host the key does not accept, a parameter holding the
+			// key, whatever its name, is dropped too (ADR 132).
+			wantRest := others
+			if host == "evil.example" {
+				wantRest = nil
+				red := credentials.NewRedactor(secret)
+				for _, o := range others {
+					d, err := url.QueryUnescape(o)
+					if red.Contains(o) || err == nil && red.Contains(d) {
+						continue
+					}
+					wantRest = append(wantRest, o)
+				}
+			}
+			if !slices.Equal(rest, wantRest) && !(len(rest) == 0 && len(wantRest) <= 1 && (len(wantRest) == 0 || wantRest[0] == "")) {
+				t.Fatalf("%s got other parameters %q from %q, want %q", host, rest, raw, wantRest)
 			}
 		}
 	})

@@ -155,18 +155,27 @@ func TestTransportGuardsABodyToAForeignOrigin(t *testing.T) {
 				rd = iotest.OneByteReader(rd)
 			}
 			req, _ := http.NewRequest(http.MethodPost, "https://evil.example/upload", rd)
-			var got []byte
-			var readErr error
+			var got, rewound []byte
+			var readErr, rewindErr error
 			next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 				got, readErr = io.ReadAll(r.Body)
+				// As net/http does to re-send on a new connection.
+				if r.GetBody == nil {
+					rewindErr = &credentials.LeakError{} // nothing to rewind
+				} else if b, err := r.GetBody(); err == nil {
+					rewound, rewindErr = io.ReadAll(b)
+				}
 				return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
 			})
 			if _, err := credentials.NewTransport(next, headerKey).RoundTrip(req); err != nil {
 				t.Fatal(err)
 			}
 			var le *credentials.LeakError
-			if !errors.As(readErr, &le) {
-				t.Fatalf("reading the body: %v, want a *LeakError", readErr)
+			if !errors.As(readErr, &le) || !errors.As(rewindErr, &le) {
+				t.Fatalf("reading the body: %v, and again through GetBody: %v; want a *LeakError", readErr, rewindErr)
+			}
+			if strings.Contains(string(rewound), secret[:3]) {
+				t.Errorf("the rewound body hands out the start of the key")
 			}
 			if strings.Contains(string(got), secret[:3]) {
 				t.Errorf("%d bytes handed out include the start of the key", len(got))

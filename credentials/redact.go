@@ -61,6 +61,21 @@ func IsCredentialName(name string) bool {
 	return credentialNames[string(buf[:n])]
 }
 
+// IsCredentialHeader reports whether a request header carries a credential:
+// Authorization, Proxy-Authorization, Cookie, or a name [IsCredentialName]
+// recognises (X-Api-Key, X-Auth-Token, Api-Key, ...). A value set by hand
+// under such a name is scoped like a [Key]: the transport sends it only to
+// the origin of the request it was set on, and a program that takes headers
+// from its user makes it a Key for the hosts that accept it.
+func IsCredentialHeader(name string) bool {
+	for _, a := range ambientHeaders {
+		if strings.EqualFold(a, name) {
+			return true
+		}
+	}
+	return IsCredentialName(name)
+}
+
 // RedactURL returns u as a string with its userinfo and the value of every
 // credential-looking query parameter replaced by REDACTED. The fragment is
 // treated the same way, since sign-in flows put tokens there

@@ -24,10 +24,11 @@ import (
 // value; its URL methods still redact by name. A Redactor is safe for
 // concurrent use.
 type Redactor struct {
-	needles []string          // the secrets as written and escaped, longest first
-	plain   *strings.Replacer // replaces each needle
-	runs    []string          // their base64 runs (see base64Runs)
-	secrets []string          // as given, for With
+	needles  []string          // the secrets as written and escaped, longest first
+	plain    *strings.Replacer // replaces each needle
+	runs     []string          // their base64 runs (see base64Runs)
+	secrets  []string          // as given, for With
+	shortest int               // the length of the shortest needle or run
 }
 
 // minBase64 is the shortest base64 run of a secret that is looked for: a
@@ -61,7 +62,12 @@ func NewRedactor(secrets ...string) *Redactor {
 		pairs = append(pairs, n, Redacted)
 	}
 	slices.Sort(runs)
-	return &Redactor{needles: needles, plain: strings.NewReplacer(pairs...), runs: slices.Compact(runs), secrets: kept}
+	r := &Redactor{needles: needles, plain: strings.NewReplacer(pairs...), runs: slices.Compact(runs), secrets: kept}
+	r.shortest = len(needles[len(needles)-1])
+	for _, run := range r.runs {
+		r.shortest = min(r.shortest, len(run))
+	}
+	return r
 }
 
 // With returns a Redactor for r's secrets and more, such as the password of
@@ -102,7 +108,7 @@ func base64Runs(v string) []string {
 // Contains reports whether s holds any of r's secrets in any form looked
 // for. It does not allocate.
 func (r *Redactor) Contains(s string) bool {
-	if r == nil || s == "" {
+	if r == nil || len(s) < r.shortest {
 		return false
 	}
 	for _, n := range r.needles {

@@ -256,7 +256,7 @@ func TestRedirectsWithRealServers(t *testing.T) {
 func TestLoopbackHTTPOptIn(t *testing.T) {
 	t.Parallel()
 	var rec recorder
-	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	srv := wiretest.For(t).Server(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		rec.add(r)
 		if to := r.URL.Query().Get("to"); to != "" {
 			http.Redirect(rw, r, to, http.StatusFound)
@@ -270,6 +270,7 @@ func TestLoopbackHTTPOptIn(t *testing.T) {
 	byName := "http://localhost:" + strings.TrimPrefix(srv.URL, "http://127.0.0.1:")
 
 	k := credentials.Key{Header: "X-Api-Key", Value: secret, Hosts: []string{byIP}}
+	wiretest.For(t).Key(k)
 	client := &http.Client{Transport: credentials.NewTransport(srv.Client().Transport, k)}
 	defer client.CloseIdleConnections()
 

@@ -180,7 +180,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	// A key in the path or the host cannot be taken out without sending
 	// another request than the one asked for: refuse it.
-	for _, part := range [...]string{req.URL.Host, req.URL.EscapedPath(), req.URL.Opaque} {
+	for _, part := range [...]string{req.URL.Host, req.Host, req.URL.EscapedPath(), req.URL.Opaque} {
 		if t.leaks(part, dest) {
 			closeBody(req)
 			return nil, &LeakError{URL: t.red.URL(req.URL), Where: "the URL's host or path"}
@@ -215,6 +215,17 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if guard {
 		r.Body = &guardedBody{body: req.Body, t: t, dest: dest}
+		if req.GetBody != nil {
+			// net/http rewinds a body through GetBody to re-send it on a
+			// new connection; the copy is guarded too.
+			r.GetBody = func() (io.ReadCloser, error) {
+				b, err := req.GetBody()
+				if err != nil {
+					return nil, err
+				}
+				return &guardedBody{body: b, t: t, dest: dest}, nil
+			}
+		}
 	}
 	resp, err := t.next.RoundTrip(r)
 	t.settle(resp, req)
@@ -427,12 +438,7 @@ func (t *transport) headerSlot(name string) *slot {
 // (X-Api-Key, X-Auth-Token, ...), and Referer, which names the previous URL,
 // query and all.
 func isAmbient(name string) bool {
-	for _, a := range ambientHeaders {
-		if strings.EqualFold(a, name) {
-			return true
-		}
-	}
-	return strings.EqualFold(name, "Referer") || IsCredentialName(name)
+	return strings.EqualFold(name, "Referer") || IsCredentialHeader(name)
 }
 
 // leaksIn reports whether a value of a header holds a key that does not

@@ -30,7 +30,11 @@
 // redacted with [credentials.RedactURL], including the one net/http puts in
 // the [*url.Error] of a failed request; and every value in
 // [Options.Secrets] (the client's keys) is replaced wherever server text or
-// a URL reaches an [*Error] or an event, as written, escaped or in base64.
+// a URL reaches an [*Error] or an event, as written, escaped or in base64,
+// through one [credentials.Redactor], with control characters escaped. A
+// next link is followed without the parameters that hold a secret, and no
+// page is delivered twice: the loop guard compares the links and the final
+// URLs after redirects without fragment or secret.
 //
 // The walk cooperates with the retrying transport without depending on it.
 // Each request carries [liveness.WithBodyInAttempt], so that transport reads

@@ -82,12 +82,15 @@ func (w *Walk) fetch(ctx context.Context, pl *plan, u *url.URL, n int, h *hints)
 // redirects elsewhere (169.254.169.254, say) is refused before the hop is
 // sent, as the link itself would be. The client's own CheckRedirect, or
 // net/http's limit of ten, then applies as before.
-func guardRedirects(client *http.Client, policy Policy) *http.Client {
+func guardRedirects(client *http.Client, policy Policy, guard *loopGuard) *http.Client {
 	c := *client
 	inner := client.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if err := policy.Check(req.URL, via[len(via)-1].URL); err != nil {
 			return err
+		}
+		if guard.back(req.URL, via[0].URL) {
+			return &Error{Err: ErrLoop, Link: credentials.RedactURL(req.URL)}
 		}
 		if inner != nil {
 			return inner(req, via)

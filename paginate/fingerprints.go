@@ -57,6 +57,9 @@ func (g *fingerprintSet) add(key string) (seen bool) {
 	return false
 }
 
+// contains reports whether key was added, without adding it.
+func (g *fingerprintSet) contains(key string) bool { return g.has(g.fingerprint(key)) }
+
 func (g *fingerprintSet) has(f fingerprint) bool {
 	if slices.Contains(g.recent, f) {
 		return true

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/paginate"
 )
 
@@ -31,12 +32,13 @@ func newServer(t *testing.T, tls bool, h func(w http.ResponseWriter, r *http.Req
 		s.mu.Unlock()
 		h(w, r)
 	})
+	// Every request is watched: no key may reach an origin that does not
+	// accept it (internal/wiretest).
 	if tls {
-		s.Server = httptest.NewTLSServer(wrapped)
+		s.Server = wiretest.For(t).TLSServer(wrapped)
 	} else {
-		s.Server = httptest.NewServer(wrapped)
+		s.Server = wiretest.For(t).Server(wrapped)
 	}
-	t.Cleanup(s.Close)
 	return s
 }
 

@@ -11,9 +11,10 @@ import (
 // page: without the fragment (#top names the page it is on), without any
 // parameter holding one of the walk's secrets (a self link that echoes the
 // key is the page without it, which the credentials layer completes), and
-// without userinfo. Both the link a walk follows and the final URL it lands
-// on after redirects are checked, so a link that redirects back to an
-// earlier page ends the walk before that page comes again.
+// without userinfo. The link a walk follows, every redirect hop (through
+// the walk's redirect check) and the final URL it lands on are checked, so
+// a link that redirects back to an earlier page ends the walk before that
+// page is fetched or delivered again.
 type loopGuard struct {
 	red  *credentials.Redactor
 	seen fingerprintSet // 16 bytes a page, not the URL's text (ADR 191)
@@ -36,6 +37,18 @@ func (g *loopGuard) key(u *url.URL) string {
 // seen before.
 func (g *loopGuard) see(u *url.URL) bool {
 	return g.seen.add(g.key(u))
+}
+
+// back reports whether a redirect met while fetching page from leads to a
+// page seen before, other than the one being fetched: the hop is refused
+// before it is sent. A redirect back to the page's own URL (a server
+// setting a cookie, say) is left to the client's redirect limit.
+func (g *loopGuard) back(to, from *url.URL) bool {
+	k := g.key(to)
+	if k == g.key(from) {
+		return false
+	}
+	return g.seen.contains(k)
 }
 
 // landed records where the request for u ended after redirects, final, and

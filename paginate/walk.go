@@ -123,9 +123,9 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 			yield(nil, err)
 			return
 		}
-		pl.client = guardRedirects(w.client, pl.policy)
-		reqCtx := liveness.WithBodyInAttempt(ctx, pl.limit)
 		guard := newLoopGuard(pl.redact, pl.first)
+		pl.client = guardRedirects(w.client, pl.policy, guard)
+		reqCtx := liveness.WithBodyInAttempt(ctx, pl.limit)
 		var hints hints
 		u := pl.first
 		for n := 1; ; n++ {

@@ -86,7 +86,7 @@ func (d *download) loadPartial() (*partialRecord, int64, error) {
 	if err := json.Unmarshal(data, &r); err != nil || r.Version != partialVersion {
 		return nil, 0, usagef("%s is not a record steady wrote; remove it and %s", rec, part)
 	}
-	if r.URL != stripCredentials(d.target) {
+	if r.URL != stripCredentials(d.target, d.client.Redactor()) {
 		return nil, 0, usagef("%s holds a download of %s, not of this URL; remove it, or choose another output",
 			part, credentials.RedactURLString(r.URL))
 	}
@@ -147,7 +147,7 @@ func (d *download) run(req *http.Request) error {
 			fmt.Fprintf(d.stderr, "steady: the server sent the whole body (it changed since %s was written, or ignores Range); starting again from byte 0\n", part)
 		}
 		have = 0
-		rec = &partialRecord{Version: partialVersion, URL: stripCredentials(d.target), Length: resp.ContentLength,
+		rec = &partialRecord{Version: partialVersion, URL: stripCredentials(d.target, d.client.Redactor()), Length: resp.ContentLength,
 			ETag: strongOnly(resp.Header.Get("Etag")), LastModified: strongDate(resp.Header)}
 		if rec.Length < 0 {
 			rec.Length = -1

@@ -26,8 +26,11 @@ func newGet(g *globals) *cobra.Command {
 		Short: "Fetch one URL through the whole stack",
 		Long: `get sends one GET request through steady's stack (retry with a stall
 budget, Retry-After, the API key scoped to the URL's host) and writes the
-body to stdout or to a file. A final error status is reported on stderr
-with the attempts made and why retrying stopped.
+body to stdout or to a file. Credential headers given with -H
+(Authorization, Cookie, X-Api-Key and their kin) are scoped to the URL's
+host like the API key: a redirect elsewhere does not carry them. A final
+error status is reported on stderr with the attempts made and why retrying
+stopped.
 
 A body that breaks mid-way is continued with a Range request when the
 server proves it is the same body (a strong ETag or Last-Modified); it is
@@ -50,11 +53,21 @@ server still has the same body. FILE appears only when complete.`,
 			if err != nil {
 				return usagef("invalid URL: %v", err)
 			}
+			var handKeys []credentials.Key
 			for _, h := range headers {
 				name, value, ok := strings.Cut(h, ":")
 				name = strings.TrimSpace(name)
 				if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
-					return usagef("invalid header %q: want 'Name: value'", h)
+					// The value is left out: it may be a secret.
+					return usagef("invalid header %q: want 'Name: value'", credentials.Redact(h, strings.TrimSpace(value)))
+				}
+				if credentials.IsCredentialHeader(name) && strings.TrimSpace(value) != "" {
+					// Scoped to the URL's host like STEADY_API_KEY, so no
+					// redirect takes it elsewhere.
+					if handKeys, err = g.addHandKey(handKeys, target, name, strings.TrimSpace(value)); err != nil {
+						return err
+					}
+					continue
 				}
 				req.Header.Add(name, strings.TrimSpace(value))
 			}
@@ -82,7 +95,7 @@ server still has the same body. FILE appears only when complete.`,
 			if kind != destFile && (resume || sum != nil) {
 				return usagef("--resume and --sha256 need -o naming a regular file")
 			}
-			client, r, err := g.clientWith(target, retry.Policy{}, g.downloadRenderer)
+			client, r, err := g.clientWith(target, retry.Policy{}, g.downloadRenderer, handKeys...)
 			if err != nil {
 				return err
 			}
@@ -106,9 +119,9 @@ server still has the same body. FILE appears only when complete.`,
 			bar.Begin(0, resp.ContentLength)
 			if n, err := io.Copy(&barWriter{w: out, bar: bar}, resp.Body); err != nil {
 				if cmd.Context().Err() != nil {
-					return fmt.Errorf("interrupted after %d bytes of the body of %s", n, credentials.RedactURL(target))
+					return fmt.Errorf("interrupted after %d bytes of the body of %s", n, client.Redactor().URL(target))
 				}
-				return fmt.Errorf("reading the body of %s: %w", credentials.RedactURL(target), err)
+				return fmt.Errorf("reading the body of %s: %w", client.Redactor().URL(target), client.Redactor().Error(err))
 			}
 			return out.commit()
 		},

@@ -97,7 +97,7 @@ func formatOf(out, format string) (string, error) {
 func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err error) {
 	start := time.Now()
 	defer func() { res.elapsed = time.Since(start) }()
-	origin := stripCredentials(j.origin)
+	origin := stripCredentials(j.origin, j.client.Redactor())
 	st := &harvestState{Version: stateVersion, URL: origin, Pages: j.pages, Items: j.items,
 		Format: j.format, MaxRows: j.maxRows, Next: origin}
 
@@ -181,7 +181,7 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 			st.Next = ""
 			continue
 		}
-		st.Next = stripCredentials(page.Next)
+		st.Next = stripCredentials(page.Next, j.client.Redactor())
 		if err = cp.pageDone(st, time.Now()); err != nil {
 			writeFailed = true
 			break
@@ -296,7 +296,7 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 		return nil, nil, usagef("nothing to resume: %s does not exist", state)
 	case j.resume:
 		if old.URL != fresh.URL || old.Pages != fresh.Pages || old.Items != fresh.Items || old.Format != fresh.Format || old.MaxRows != fresh.MaxRows {
-			return nil, nil, usagef("the saved harvest in %s is of %s with other options; repeat its command line or use --force", state, credentials.RedactURLString(old.URL))
+			return nil, nil, usagef("the saved harvest in %s is of %s with other options; repeat its command line or use --force", state, j.client.Redactor().URLString(old.URL))
 		}
 		// The state is a file anyone with access to the directory could
 		// edit: its next page must be one a link could have led to.

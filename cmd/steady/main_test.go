@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/steadyhttp/steady/internal/wiretest"
 )
 
 func TestMain(m *testing.M) {
@@ -13,7 +15,9 @@ func TestMain(m *testing.M) {
 }
 
 func runTests(m *testing.M) int {
-	code := m.Run()
+	// wiretest.Main fails the run if a key reached a foreign origin or a
+	// secret reached a text, as goleak does for goroutines.
+	code := wiretest.Main(m).Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

@@ -74,12 +74,12 @@ func (g *globals) settings() (config.Settings, error) {
 // renderer on stderr that its events go to (the caller closes it): the
 // policy from the settings (pacing on, as a command-line user expects), and
 // the API key, if one is set, scoped to target's own host.
-func (g *globals) clientFor(target *url.URL, policy retry.Policy) (*steady.Client, progress.Renderer, error) {
-	return g.clientWith(target, policy, g.renderer)
+func (g *globals) clientFor(target *url.URL, policy retry.Policy, handKeys ...credentials.Key) (*steady.Client, progress.Renderer, error) {
+	return g.clientWith(target, policy, g.renderer, handKeys...)
 }
 
 // clientWith is clientFor with the renderer chosen by pick.
-func (g *globals) clientWith(target *url.URL, policy retry.Policy, pick func(*url.URL, config.Settings) progress.Renderer) (*steady.Client, progress.Renderer, error) {
+func (g *globals) clientWith(target *url.URL, policy retry.Policy, pick func(*url.URL, config.Settings) progress.Renderer, handKeys ...credentials.Key) (*steady.Client, progress.Renderer, error) {
 	s, err := g.settings()
 	if err != nil {
 		return nil, nil, err
@@ -94,6 +94,7 @@ func (g *globals) clientWith(target *url.URL, policy retry.Policy, pick func(*ur
 		}
 		opt.Keys = append(opt.Keys, key)
 	}
+	opt.Keys = append(opt.Keys, handKeys...)
 	r := pick(target, s)
 	opt.Reporter = r
 	c, err := steady.New(opt)
@@ -102,6 +103,28 @@ func (g *globals) clientWith(target *url.URL, policy retry.Policy, pick func(*ur
 		return nil, nil, &usageError{err: err}
 	}
 	return c, r, nil
+}
+
+// addHandKey adds a credential header given with -H to keys, scoped to
+// target's host as keyFor scopes STEADY_API_KEY. Cookies given twice are
+// joined as one Cookie header; any other credential header given twice is
+// a usage error, since only one value can be sent.
+func (g *globals) addHandKey(keys []credentials.Key, target *url.URL, name, value string) ([]credentials.Key, error) {
+	for i := range keys {
+		if !strings.EqualFold(keys[i].Header, name) {
+			continue
+		}
+		if !strings.EqualFold(name, "Cookie") {
+			return nil, usagef("-H %s is given twice; give it once", name)
+		}
+		keys[i].Value += "; " + value
+		return keys, nil
+	}
+	k, err := scopeKey(credentials.Key{Header: name, Value: value}, target, "the "+name+" header")
+	if err != nil {
+		return nil, err
+	}
+	return append(keys, k), nil
 }
 
 // keyFor scopes the key to target's host: https always; plain http only to a
@@ -114,13 +137,19 @@ func (g *globals) keyFor(target *url.URL, value string) (credentials.Key, error)
 	} else {
 		k.Header = g.keyHeader
 	}
+	return scopeKey(k, target, "STEADY_API_KEY")
+}
+
+// scopeKey gives k target's host as its one origin and validates it; what
+// names the secret in the messages.
+func scopeKey(k credentials.Key, target *url.URL, what string) (credentials.Key, error) {
 	switch {
 	case target.Scheme == "https":
 		k.Hosts = []string{target.Host}
 	case target.Scheme == "http" && isLoopback(target.Hostname()):
 		k.Hosts = []string{"http://" + target.Host}
 	default:
-		return k, usagef("refusing to send STEADY_API_KEY over plain http to %s; use https", target.Host)
+		return k, usagef("refusing to send %s over plain http to %s; use https", what, target.Host)
 	}
 	if err := k.Validate(); err != nil {
 		return k, &usageError{err: err}

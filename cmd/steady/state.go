@@ -40,11 +40,15 @@ const stateVersion = 1
 func partialPath(out string) string { return out + ".partial" }
 func statePath(out string) string   { return out + ".state.json" }
 
-// stripCredentials removes credential-shaped query parameters, so that a
-// key a server echoed into a next link never reaches the disk. The
+// stripCredentials removes credential-shaped query parameters, and any
+// parameter holding one of the client's secrets whatever its name, so that
+// a key a server echoed into a next link never reaches the disk. The
 // credentials layer adds the configured key back on the way out.
-func stripCredentials(u *url.URL) string {
-	c := *u
+func stripCredentials(u *url.URL, red *credentials.Redactor) string {
+	if u == nil {
+		return ""
+	}
+	c := *red.KeyFree(u)
 	c.User = nil
 	q := c.Query()
 	changed := false

@@ -31,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -260,11 +261,32 @@ type writerFunc func([]byte) (int, error)
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // Dir has every regular file under dir read and checked when the test
-// ends, before t.TempDir is removed: the files a program wrote.
+// ends: the files a program wrote. They are read by a cleanup registered
+// here, which runs before that of a t.TempDir made earlier removes them.
 func (w *Watch) Dir(dir string) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.dirs = append(w.dirs, dir)
+	w.mu.Unlock()
+	w.t.Cleanup(func() { w.readDir(dir) })
+}
+
+// readDir records the text of every regular file under dir.
+func (w *Watch) readDir(dir string) {
+	w.mu.Lock()
+	watched := slices.Contains(w.dirs, dir)
+	w.mu.Unlock()
+	if !watched {
+		return // forgotten
+	}
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if data, err := os.ReadFile(path); err == nil {
+			w.Text("file "+path, string(data))
+		}
+		return nil
+	})
 }
 
 // Requests returns what the watched servers received so far.
@@ -334,12 +356,13 @@ func (w *Watch) Findings() []Leak {
 		}
 	}
 	for _, dir := range dirs {
+		// Files still there now; those a cleanup removed were read by it.
 		filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || !d.Type().IsRegular() {
 				return nil
 			}
 			data, err := os.ReadFile(path)
-			if err == nil && anySecret.Contains(string(data)) {
+			if err == nil && anySecret.Contains(string(data)) && !w.hasText("file "+path, string(data)) {
 				out = append(out, Leak{"file " + path, mark(anySecret, string(data))})
 			}
 			return nil
@@ -405,6 +428,18 @@ func (m M) Run() int {
 		code = max(code, 1)
 	}
 	return code
+}
+
+// hasText reports whether the text was recorded already under where.
+func (w *Watch) hasText(where, s string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, t := range w.texts {
+		if t.where == where && t.s == s {
+			return true
+		}
+	}
+	return false
 }
 
 // Forget drops what the watch recorded, for a test whose subject is a leak

@@ -122,3 +122,42 @@ func TestWatchCatchesASecretInAText(t *testing.T) {
 		t.Error("the watch reports a secret where there is none")
 	}
 }
+
+// TestWatchCatchesNetHTTPRefererLeak is the leak of issue 10, item 1, as
+// net/http makes it without steady's credentials layer: a server echoes
+// the key into a same-host Location, the next hop leaves for another host,
+// and net/http sends the previous URL as Referer. The watch must see it.
+func TestWatchCatchesNetHTTPRefererLeak(t *testing.T) {
+	var found []wiretest.Leak
+	t.Run("plain net/http", func(t *testing.T) {
+		w := wiretest.For(t)
+		foreign := w.Server(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, "landed") }))
+		api := w.Server(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/start":
+				http.Redirect(rw, r, "/away?appid="+url.QueryEscape(r.Header.Get("X-Api-Key")), http.StatusFound)
+			default:
+				http.Redirect(rw, r, foreign.URL+"/landing", http.StatusFound)
+			}
+		}))
+		w.Key(credentials.Key{Header: "X-Api-Key", Value: key, Hosts: []string{"http://" + api.Listener.Addr().String()}})
+		req, _ := http.NewRequest(http.MethodGet, api.URL+"/start", nil)
+		req.Header.Set("X-Api-Key", key)
+		// Only to the first host, as a careful caller would think.
+		client := &http.Client{CheckRedirect: func(r *http.Request, via []*http.Request) error {
+			r.Header.Del("X-Api-Key")
+			return nil
+		}}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		client.CloseIdleConnections()
+		found = w.Findings()
+		w.Forget()
+	})
+	if len(found) != 1 || !strings.Contains(found[0].Where, "/landing") || !strings.Contains(found[0].Where, "header Referer") {
+		t.Fatalf("findings %+v, want the Referer of the request to the foreign host", found)
+	}
+}
