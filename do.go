@@ -26,6 +26,11 @@ import (
 // many attempts were made and why retrying stopped. Failures without a
 // response are the retry layer's [*retry.Error] or the context's error.
 func (c *Client) Do(req *http.Request) (*http.Response, error) {
+	// The caller's own Outcome, when it asked for one, is the one filled:
+	// a body's resumes are counted there while it is read.
+	if out := retry.OutcomeFrom(req.Context()); out != nil {
+		return c.do(req, out)
+	}
 	ctx, out := retry.WithOutcome(req.Context())
 	return c.do(req.WithContext(ctx), out)
 }
@@ -102,7 +107,11 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 func (c *Client) GetJSON(ctx context.Context, path string, query url.Values, v any) error {
 	// The body is read inside each attempt, bounded, so one cut short is
 	// re-sent and one that never ends (or inflates without end) is refused.
-	ctx, out := retry.WithOutcome(liveness.WithBodyInAttempt(ctx, c.opt.MaxBodyBytes))
+	out := retry.OutcomeFrom(ctx) // the caller's own, when it asked for one
+	ctx = liveness.WithBodyInAttempt(ctx, c.opt.MaxBodyBytes)
+	if out == nil {
+		ctx, out = retry.WithOutcome(ctx)
+	}
 	req, err := c.newRequest(ctx, http.MethodGet, path, query)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -111,28 +112,33 @@ func blob(n int) []byte {
 	return b
 }
 
-// Through the client's HTTP(), on real sockets: a body broken every 100 KB
-// arrives whole, one request per break.
+// Through Do and HTTP(), on real sockets: a body broken every 100 KB
+// arrives whole, one request per break, counted in the caller's Outcome.
 func TestResumeThroughTheClient(t *testing.T) {
 	data := blob(1 << 20)
 	srv, ranges := cuttingServer(t, data, 100_000, false)
 	cl := newClient(t, steady.Options{Policy: fast()})
-	ctx, out := retry.WithOutcome(t.Context())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/blob", nil)
-	resp, err := cl.HTTP().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || !bytes.Equal(got, data) {
-		t.Fatalf("read %d bytes, %v; want the %d sent, identical", len(got), err, len(data))
-	}
-	if n, want := ranges.Load(), int64(len(data)/100_000); n != want {
-		t.Errorf("%d Range requests; want %d, one per break", n, want)
-	}
-	if out.Resumes != int(ranges.Load()) {
-		t.Errorf("outcome says %d resumes; the server saw %d", out.Resumes, ranges.Load())
+	for name, send := range map[string]func(*http.Request) (*http.Response, error){
+		"HTTP": cl.HTTP().Do, "Do": cl.Do,
+	} {
+		ranges.Store(0)
+		ctx, out := retry.WithOutcome(t.Context())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/blob", nil)
+		resp, err := send(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%s: read %d bytes, %v; want the %d sent, identical", name, len(got), err, len(data))
+		}
+		if n, want := ranges.Load(), int64(len(data)/100_000); n != want {
+			t.Errorf("%s: %d Range requests; want %d, one per break", name, n, want)
+		}
+		if out.Resumes != int(ranges.Load()) {
+			t.Errorf("%s: the caller's outcome says %d resumes; the server saw %d", name, out.Resumes, ranges.Load())
+		}
 	}
 }
 
@@ -177,5 +183,69 @@ func TestResumeCompressedBody(t *testing.T) {
 	}
 	if n := ranges.Load(); n != int64(len(data)/100_000) {
 		t.Errorf("identity: %d Range requests, want %d", n, len(data)/100_000)
+	}
+}
+
+// Lying servers on real sockets, through the client: each answers the
+// first request honestly and cuts it; the continuation is a lie. The caller
+// never holds a byte of the second answer.
+func TestResumeNeverSplicesALiar(t *testing.T) {
+	data := blob(200_000)
+	other := blob(200_001)[1:] // same length, other bytes
+	const cut = 80_000
+	cases := []struct {
+		name string
+		etag string
+		lie  func(w http.ResponseWriter, r *http.Request)
+	}{
+		{"changed: new ETag and other bytes", `"v1"`, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Etag", `"v2"`)
+			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(other)) // If-Range fails: 200 whole
+		}},
+		{"206 of other bytes under a new ETag", `"v1"`, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Etag", `"v2"`)
+			r.Header.Del("If-Range") // honours Range whatever the validator
+			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(other))
+		}},
+		{"ignores Range: 200 whole", `"v1"`, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Etag", `"v1"`)
+			w.Write(data)
+		}},
+		{"weak ETag only", `W/"v1"`, func(w http.ResponseWriter, r *http.Request) {
+			t.Error("a continuation was sent for a weak ETag")
+		}},
+		{"lying Content-Range", `"v1"`, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Etag", `"v1"`)
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", cut, len(data)-1, len(data)))
+			w.WriteHeader(http.StatusPartialContent)
+			w.Write(data[cut-1000:]) // claims byte 80000, sends from 79000
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var n atomic.Int32
+			srv := newHostileServer(t, false, func(w http.ResponseWriter, r *http.Request) {
+				if n.Add(1) > 1 {
+					tc.lie(w, r)
+					return
+				}
+				w.Header().Set("Etag", tc.etag)
+				http.ServeContent(&cutWriter{ResponseWriter: w, left: cut}, r, "", time.Time{}, bytes.NewReader(data))
+			})
+			cl := newClient(t, steady.Options{Policy: fast()})
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/f", nil)
+			resp, err := cl.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !errors.Is(err, retry.ErrResumeRefused) {
+				t.Fatalf("read ended with %v; want ErrResumeRefused", err)
+			}
+			if !bytes.Equal(got, data[:cut]) {
+				t.Fatalf("the caller holds %d bytes, not exactly the first answer's %d: spliced", len(got), cut)
+			}
+		})
 	}
 }

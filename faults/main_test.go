@@ -20,6 +20,7 @@ type withToxiproxy struct{ m *testing.M }
 
 func (w withToxiproxy) Run() int {
 	code := w.m.Run()
+	removeGenerated()
 	if toxi != nil {
 		if err := toxi.stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "faults:", err)

@@ -40,7 +40,7 @@ var (
 // starting the server on first use. A server that cannot be built or
 // started fails the test rather than skipping it: the matrix is the point
 // of this module.
-func toxiproxyClient(t *testing.T) *toxiproxy.Client {
+func toxiproxyClient(t testing.TB) *toxiproxy.Client {
 	t.Helper()
 	toxiOnce.Do(func() { toxi, toxiErr = startToxiproxy() })
 	if toxiErr != nil {

@@ -28,6 +28,11 @@
 // once, that an API key would help, when a host that accepts one answers 429
 // and none is set ([Options].KeyHosts).
 //
+// A download is shown differently: [NewDownload] chooses the same way
+// between [DownloadBar] and [DownloadLines], which show one body's bytes
+// (size, share, rate, time left) and count its resumes, the RetryScheduled
+// events whose reason is "resume at byte k" ([WaitResume]).
+//
 // A [Renderer] must be closed: Close prints what is left and, for the bars,
 // returns only when the drawing goroutines have ended.
 //

@@ -94,8 +94,9 @@ func (m *byteMeter) line(now time.Time, final bool) string {
 	return b.String()
 }
 
-// DownloadLines prints a progress line at most every Interval (default 5s)
-// and the event lines of [Plain] (retries, waits, stops):
+// DownloadLines prints a progress line at most every Interval (default 5s;
+// negative: only the last line, on Close) and the event lines of [Plain]
+// (retries, waits, stops):
 //
 //	download: 12 MB/64 MB 19% (45 MB/s) eta 1s · 0 resumes
 type DownloadLines struct {

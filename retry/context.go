@@ -95,6 +95,10 @@ func (c *outcomeCtx) Value(key any) any {
 
 func (c *outcomeCtx) String() string { return fmt.Sprintf("%v.WithOutcome", c.Context) }
 
+// OutcomeFrom returns the Outcome ctx records into, or nil; a layer above
+// the transport uses it to share the caller's record instead of hiding it.
+func OutcomeFrom(ctx context.Context) *Outcome { return outcomeFrom(ctx) }
+
 func outcomeFrom(ctx context.Context) *Outcome {
 	o, _ := ctx.Value(outcomeKey{}).(*Outcome)
 	return o

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -74,6 +75,28 @@ type resumeState struct {
 	fails     int    // failed attempts since data last arrived
 	prevWait  time.Duration
 	resumes   int
+	// tail holds the last bytes delivered (tailLen of them, oldest
+	// first). A continuation asks for them again and must send them
+	// unchanged: a server that shifts the range or sends other bytes under
+	// a true-looking Content-Range is caught at the seam.
+	tail    [seamBytes]byte
+	tailLen int
+}
+
+// seamBytes is how many delivered bytes a continuation repeats.
+const seamBytes = 16
+
+// keep records p, just delivered, as the body's last bytes.
+func (r *resumeState) keep(p []byte) {
+	if len(p) >= seamBytes {
+		copy(r.tail[:], p[len(p)-seamBytes:])
+		r.tailLen = seamBytes
+		return
+	}
+	old := min(seamBytes-len(p), r.tailLen)
+	copy(r.tail[:old], r.tail[r.tailLen-old:r.tailLen])
+	copy(r.tail[old:], p)
+	r.tailLen = old + len(p)
 }
 
 func (r *resumeState) possible() bool { return r.validator != "" || r.why != "" }
@@ -246,7 +269,8 @@ func (b *streamBody) continueAfter(cause error) error {
 		st.prevWait = wait
 		c.waited += wait
 
-		resp, sub, err := b.sendRange(ctx, k)
+		overlap := int64(st.tailLen)
+		resp, sub, err := b.sendRange(ctx, k-overlap)
 		b.attempts += sub.Attempts
 		if err != nil {
 			if cerr := c.ctx.Err(); cerr != nil {
@@ -260,7 +284,7 @@ func (b *streamBody) continueAfter(cause error) error {
 			return err
 		}
 		st.fails += sub.Attempts - 1
-		done, why := b.check(resp, k)
+		done, why := b.check(resp, k, k-overlap)
 		switch {
 		case why != "":
 			discard(resp)
@@ -281,13 +305,31 @@ func (b *streamBody) continueAfter(cause error) error {
 		if !b.swap(resp.Body) {
 			return cause
 		}
+		if overlap > 0 {
+			seam := make([]byte, overlap)
+			if _, err := io.ReadFull(readFunc(b.readOnce), seam); err != nil {
+				if cerr := c.ctx.Err(); cerr != nil {
+					return cerr
+				}
+				cause = err // broken again before the seam: another continuation
+				continue
+			}
+			if !bytes.Equal(seam, st.tail[:st.tailLen]) {
+				return b.refuse(fmt.Sprintf("the continuation's bytes %d-%d differ from those already received: the server sent other bytes than its Content-Range says",
+					st.base+k-overlap, st.base+k-1), resp.StatusCode, cause)
+			}
+		}
 		st.resumes++
 		b.record(nil, resp.StatusCode, nil)
 		return nil
 	}
 }
 
-// sendRange sends the Range request for the rest of the body from byte k,
+type readFunc func([]byte) (int, error)
+
+func (f readFunc) Read(p []byte) (int, error) { return f(p) }
+
+// sendRange sends the Range request for the body from byte k on,
 // as a call of its own under the policy (attempts left, backoff,
 // Retry-After, pacing, the gate and the budget), marking the stream's
 // tracker.
@@ -306,9 +348,10 @@ func (b *streamBody) sendRange(ctx context.Context, k int64) (*http.Response, Ou
 	return resp, out, err
 }
 
-// check decides whether resp continues the body at byte k: done when a 416
-// says the body ended exactly there, why when it cannot be trusted.
-func (b *streamBody) check(resp *http.Response, k int64) (done bool, why string) {
+// check decides whether resp, asked from byte from, continues the body
+// broken at byte k: done when a 416 says the body ended exactly there, why
+// when it cannot be trusted.
+func (b *streamBody) check(resp *http.Response, k, from int64) (done bool, why string) {
 	st := &b.res
 	cr := resp.Header.Get("Content-Range")
 	switch code := resp.StatusCode; {
@@ -330,8 +373,8 @@ func (b *streamBody) check(resp *http.Response, k int64) (done bool, why string)
 	switch {
 	case !ok || first < 0:
 		return false, "206 with Content-Range " + strconv.Quote(cr) + ", not one byte range with its total"
-	case first != st.base+k:
-		return false, fmt.Sprintf("206 with Content-Range %s, which does not start at byte %d", strconv.Quote(cr), st.base+k)
+	case first != st.base+from:
+		return false, fmt.Sprintf("206 with Content-Range %s, which does not start at byte %d", strconv.Quote(cr), st.base+from)
 	case total < 0:
 		return false, "206 with Content-Range " + strconv.Quote(cr) + ", which does not say the total length"
 	case st.total >= 0 && total != st.base+st.total:

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/steadyhttp/steady/liveness"
@@ -26,6 +27,14 @@ type streamBody struct {
 	timer  *time.Timer
 	closed bool
 	cancel context.CancelFunc // ends continuations in flight when the caller closes
+
+	// The watchdog is one timer per body, not one per read: a read only
+	// stamps when it started, and the timer, when it fires, closes the
+	// body if that read has waited idle, else sleeps for the rest.
+	born    time.Time    // the stamps' origin (monotonic)
+	reading atomic.Int64 // when the read in progress started, ns since born + 1; 0: none
+	armed   atomic.Bool  // the timer is set
+	expired atomic.Bool  // the watchdog closed the body under a read
 
 	res    resumeState
 	broken error // a failure not yet acted on, delivered after the data read with it
@@ -52,6 +61,9 @@ func (c *call) handOver(resp *http.Response, attempt int, shared, inAttempt bool
 		return // nothing to watch: the body stays net/http's own
 	}
 	b := &streamBody{c: *c, idle: idle, attempts: attempt, rc: resp.Body, res: res}
+	if idle > 0 {
+		b.born = time.Now()
+	}
 	if shared {
 		b.tr = c.tracker
 	} else if res.validator != "" {
@@ -75,7 +87,19 @@ func (b *streamBody) Read(p []byte) (int, error) {
 			continue
 		}
 		n, err := b.readOnce(p)
+		if st := &b.res; n > 0 && st.resumes > 0 && st.total >= 0 && st.offset+int64(n) > st.total {
+			// A continuation sent more than the length its Content-Range
+			// agreed on: the excess is not the body's.
+			n = int(st.total - st.offset)
+			st.offset += int64(n)
+			b.err = b.refuse("the continuation sent more bytes than the body's length", http.StatusPartialContent, nil)
+			b.closeCurrent()
+			return n, nil
+		}
 		if n > 0 {
+			if b.res.validator != "" {
+				b.res.keep(p[:n])
+			}
 			b.res.offset += int64(n)
 			b.res.fails = 0
 			if b.tr != nil {
@@ -101,43 +125,74 @@ func (b *streamBody) Read(p []byte) (int, error) {
 	}
 }
 
-// readOnce reads from the current body with the watchdog armed: silence of
-// idle closes the body under the read, which net/http turns into a failed
-// read at once.
+// readOnce reads from the current body under the watchdog: a read that
+// waits idle has its body closed under it, which net/http turns into a
+// failed read at once.
 func (b *streamBody) readOnce(p []byte) (int, error) {
 	if b.idle <= 0 {
 		return b.rc.Read(p)
 	}
-	b.mu.Lock()
-	if b.timer == nil {
-		b.timer = time.AfterFunc(b.idle, b.expire)
-	} else {
-		b.timer.Reset(b.idle)
+	if !b.armed.Load() && b.armed.CompareAndSwap(false, true) {
+		b.mu.Lock()
+		if b.timer == nil {
+			b.timer = time.AfterFunc(b.idle, b.watch)
+		} else {
+			b.timer.Reset(b.idle)
+		}
+		b.mu.Unlock()
 	}
-	t := b.timer
-	b.mu.Unlock()
+	b.reading.Store(b.now())
 	n, err := b.rc.Read(p)
-	if !t.Stop() {
+	b.reading.Store(0)
+	if b.expired.Swap(false) {
 		return n, &ReadTimeoutError{After: b.idle}
 	}
 	return n, err
 }
 
-// expire is the watchdog: it closes the body a read is stuck on.
-func (b *streamBody) expire() {
+func (b *streamBody) now() int64 { return int64(time.Since(b.born)) + 1 }
+
+// watch is the watchdog: it closes the body a read has waited on for idle,
+// sleeps for the rest of idle when a read is younger, and disarms when no
+// read is in progress (the next read arms it again).
+func (b *streamBody) watch() {
+	start := b.reading.Load()
+	if start == 0 {
+		b.armed.Store(false)
+		// A read that began meanwhile saw the timer armed and did not set
+		// it: set it for that read.
+		if b.reading.Load() != 0 && b.armed.CompareAndSwap(false, true) {
+			b.resetTimer(b.idle)
+		}
+		return
+	}
+	if waited := time.Duration(b.now() - start); waited < b.idle {
+		b.resetTimer(b.idle - waited)
+		return
+	}
+	b.expired.Store(true)
 	b.mu.Lock()
 	rc := b.rc
 	b.mu.Unlock()
 	rc.Close()
+	b.armed.Store(false)
+}
+
+func (b *streamBody) resetTimer(d time.Duration) {
+	b.mu.Lock()
+	if b.timer != nil && !b.closed {
+		b.timer.Reset(d)
+	}
+	b.mu.Unlock()
 }
 
 func (b *streamBody) stopTimer() {
 	b.mu.Lock()
-	t := b.timer
-	b.mu.Unlock()
-	if t != nil {
-		t.Stop()
+	if b.timer != nil {
+		b.timer.Stop()
 	}
+	b.armed.Store(false) // the next read, if any, arms it again
+	b.mu.Unlock()
 }
 
 // closeCurrent closes the body in use after a failure, so its connection is

@@ -16,6 +16,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 )
@@ -196,8 +198,13 @@ func TestResumeContinuesABrokenBody(t *testing.T) {
 		if len(reqs) != 5 {
 			t.Fatalf("%d requests, want 5 (the first and a continuation per 64 KB)", len(reqs))
 		}
+		// Each continuation asks again for the 16 bytes before the break,
+		// the seam it checks, so each answer brings 64000-16 new bytes.
+		var want []string
 		for i, r := range reqs[1:] {
-			want := "bytes=" + strconv.Itoa((i+1)*64_000) + "-"
+			k := 64_000 + i*(64_000-16)
+			want = append(want, "resume at byte "+strconv.Itoa(k))
+			want := "bytes=" + strconv.Itoa(k-16) + "-"
 			if r.Header.Get("Range") != want || r.Header.Get("If-Range") != `"v1"` {
 				t.Errorf("continuation %d: Range %q If-Range %q; want %q and the ETag", i+1,
 					r.Header.Get("Range"), r.Header.Get("If-Range"), want)
@@ -209,7 +216,6 @@ func TestResumeContinuesABrokenBody(t *testing.T) {
 		if out.Resumes != 4 || out.Attempts != 5 || out.Stop != nil {
 			t.Errorf("outcome %+v; want 4 resumes, 5 attempts, no stop", *out)
 		}
-		want := []string{"resume at byte 64000", "resume at byte 128000", "resume at byte 192000", "resume at byte 256000"}
 		if got := ev.reasons(progress.RetryScheduled); !equal(got, want) {
 			t.Errorf("retry reasons %q; want %q", got, want)
 		}
@@ -293,7 +299,7 @@ func TestResumeRefusesWhatCannotBeProven(t *testing.T) {
 				return resp
 			}, why: `ETag "\"v2\""`},
 		{name: "Content-Range starts elsewhere", header: []string{"Etag", `"v1"`},
-			answer: lieRange(func(k int64) string { return fmt.Sprintf("bytes 0-%d/%d", size-1, size) }), why: "does not start at byte 20000"},
+			answer: lieRange(func(k int64) string { return fmt.Sprintf("bytes 0-%d/%d", size-1, size) }), why: "does not start at byte 19984"},
 		{name: "Content-Range total differs", header: []string{"Etag", `"v1"`},
 			answer: lieRange(func(k int64) string { return fmt.Sprintf("bytes %d-%d/%d", k, size, size+1) }), why: "first answer was 50000 bytes"},
 		{name: "Content-Range unknown total", header: []string{"Etag", `"v1"`},
@@ -302,6 +308,15 @@ func TestResumeRefusesWhatCannotBeProven(t *testing.T) {
 			answer: lieRange(func(k int64) string { return "bytes \x1b[2J" }), why: `"bytes \x1b[2J"`},
 		{name: "Content-Range ends past total", header: []string{"Etag", `"v1"`},
 			answer: lieRange(func(k int64) string { return fmt.Sprintf("bytes %d-%d/%d", k, size, size) }), why: "ends past"},
+		{name: "shifted bytes under a true-looking Content-Range", header: []string{"Etag", `"v1"`},
+			answer: func(n int, r *http.Request, resp *http.Response) *http.Response {
+				if n > 0 {
+					k, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(r.Header.Get("Range"), "bytes="), "-"))
+					shifted := append(append([]byte(nil), s0(resp)[k+500:]...), make([]byte, 500)...)
+					resp.Body = io.NopCloser(bytes.NewReader(shifted))
+				}
+				return resp
+			}, why: "differ from those already received"},
 		{name: "416 with another total", header: []string{"Etag", `"v1"`},
 			answer: func(n int, r *http.Request, resp *http.Response) *http.Response {
 				if n > 0 {
@@ -330,7 +345,7 @@ func TestResumeRefusesWhatCannotBeProven(t *testing.T) {
 				s := newFileServer(size, tc.header...)
 				s.cut, s.answer = cut, tc.answer
 				tr := retry.New(s, retry.Policy{Rand: constRand(0.5)})
-				ctx, out := retry.WithOutcome(t.Context())
+				ctx, out := retry.WithOutcome(context.WithValue(t.Context(), dataKey{}, s.data))
 				got, err := readAll(t, tr, ctx)
 				var re *retry.ResumeError
 				if !errors.As(err, &re) || !errors.Is(err, retry.ErrResumeRefused) {
@@ -358,6 +373,11 @@ func TestResumeRefusesWhatCannotBeProven(t *testing.T) {
 		})
 	}
 }
+
+// s0 is the whole file behind a fileServer answer (its test data).
+func s0(resp *http.Response) []byte { return resp.Request.Context().Value(dataKey{}).([]byte) }
+
+type dataKey struct{}
 
 // lieRange answers continuations with the Content-Range lie returns.
 func lieRange(lie func(k int64) string) func(int, *http.Request, *http.Response) *http.Response {
@@ -604,8 +624,87 @@ func TestResumeCallersOwnRange(t *testing.T) {
 			t.Fatalf("read %d bytes, %v; want the %d from byte 10000", len(got), err, len(s.data)-10_000)
 		}
 		reqs := s.requests()
-		if len(reqs) != 5 || reqs[1].Header.Get("Range") != "bytes=30000-" {
-			t.Errorf("%d requests, the first continuation asked %q; want 5, from byte 30000", len(reqs), reqs[1].Header.Get("Range"))
+		if len(reqs) != 5 || reqs[1].Header.Get("Range") != "bytes=29984-" {
+			t.Errorf("%d requests, the first continuation asked %q; want 5, from byte 29984 (30000 less the seam)", len(reqs), reqs[1].Header.Get("Range"))
+		}
+	})
+}
+
+// A continuation is a re-send: a spent retry budget refuses it, with
+// ErrBudget, and nothing is sent.
+func TestResumeWithdrawsFromTheBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFileServer(50_000, "Etag", `"v1"`)
+		s.cut = 10_000
+		budget := &retry.Budget{Ratio: 0.01, MinPerSecond: -1, MaxTokens: 1}
+		tr := retry.New(s, retry.Policy{Budget: budget, Rand: constRand(0.5)})
+		_, err := readAll(t, tr, t.Context())
+		if !errors.Is(err, retry.ErrBudget) {
+			t.Fatalf("read ended with %v; want ErrBudget", err)
+		}
+		if n := len(s.requests()); n != 1 {
+			t.Errorf("%d requests; the budget refused the continuation", n)
+		}
+	})
+}
+
+// A continuation holds a slot of the concurrency gate for its attempt, like
+// any attempt: with the only slot taken, it waits.
+func TestResumeAcquiresTheGate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFileServer(50_000, "Etag", `"v1"`)
+		s.cut = 30_000
+		gate := semaphore.NewWeighted(1)
+		tr := retry.New(s, retry.Policy{Rand: constRand(0.5)})
+		resp, err := tr.RoundTrip(get(retry.WithGate(t.Context(), gate), api))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if !gate.TryAcquire(1) {
+			t.Fatal("the first attempt kept its slot after handing the response back")
+		}
+		done := make(chan error)
+		go func() {
+			_, err := io.ReadAll(resp.Body)
+			done <- err
+		}()
+		synctest.Wait()
+		if n := len(s.requests()); n != 1 {
+			t.Fatalf("%d requests sent while the gate was full", n)
+		}
+		gate.Release(1)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if n := len(s.requests()); n != 2 {
+			t.Errorf("%d requests; want the continuation once the slot was free", n)
+		}
+	})
+}
+
+// A continuation that sends more than the length every answer agreed on
+// (chunked, so net/http cannot tell) ends the read at that length with a
+// ResumeError; no byte past the body reaches the caller.
+func TestResumeRefusesBytesPastTheLength(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFileServer(50_000, "Etag", `"v1"`)
+		s.cut = 20_000
+		s.answer = func(n int, r *http.Request, resp *http.Response) *http.Response {
+			if n > 0 {
+				k, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(r.Header.Get("Range"), "bytes="), "-"))
+				resp.Body = io.NopCloser(bytes.NewReader(append(append([]byte(nil), s.data[k:]...), "EXTRA"...)))
+				resp.ContentLength = -1
+			}
+			return resp
+		}
+		got, err := readAll(t, retry.New(s, retry.Policy{Rand: constRand(0.5)}), t.Context())
+		var re *retry.ResumeError
+		if !errors.As(err, &re) || !strings.Contains(re.Reason, "more bytes") {
+			t.Fatalf("read ended with %v; want a ResumeError about the excess", err)
+		}
+		if !bytes.Equal(got, s.data) {
+			t.Errorf("caller holds %d bytes; want exactly the %d of the body, nothing past it", len(got), len(s.data))
 		}
 	})
 }

@@ -143,7 +143,7 @@ func (d *download) run(req *http.Request) error {
 		if resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("the server answered %d to a request without Range", resp.StatusCode)
 		}
-		if rec != nil {
+		if rec != nil && have > 0 {
 			fmt.Fprintf(d.stderr, "steady: the server sent the whole body (it changed since %s was written, or ignores Range); starting again from byte 0\n", part)
 		}
 		have = 0

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -296,5 +297,45 @@ func TestBinaryGetKillAndRunAgain(t *testing.T) {
 	reqs := o.requests()
 	if len(reqs) != 2 || !strings.HasPrefix(reqs[1], "bytes=") || reqs[1] == "bytes=0-" {
 		t.Errorf("requests %q; want the first and one continuation from the partial", reqs)
+	}
+}
+
+// A body that stops half-way and never resumes ends get within the stall
+// budget's bounds, with the typed timeout named: to stdout exit 1, to a file
+// exit 3 with the partial kept. (It blocked for 732 s before.)
+func TestGetStalledBodyEnds(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Etag", `"s1"`)
+		if rg := r.Header.Get("Range"); rg != "" {
+			// A continuation is answered properly, and then stalls too.
+			k := strings.TrimSuffix(strings.TrimPrefix(rg, "bytes="), "-")
+			w.Header().Set("Content-Range", "bytes "+k+"-99999/100000")
+			n, _ := strconv.Atoi(k)
+			w.Header().Set("Content-Length", strconv.Itoa(100000-n))
+			w.WriteHeader(http.StatusPartialContent)
+		} else {
+			w.Header().Set("Content-Length", "100000")
+			w.Write(bytes.Repeat([]byte("s"), 5000))
+		}
+		w.(http.Flusher).Flush()
+		select { // silence until the client hangs up
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	code, _, errText := cli(t, "get", "-q", "--stall-timeout", "0.3", srv.URL+"/s")
+	if code != exitFailed || !strings.Contains(errText, "read timeout") {
+		t.Errorf("to stdout: exit %d, %q; want 1 naming the read timeout", code, errText)
+	}
+	out := filepath.Join(t.TempDir(), "s.bin")
+	code, _, errText = cli(t, "get", "-q", "--stall-timeout", "0.3", srv.URL+"/s", "-o", out)
+	if code != exitInterrupted || !strings.Contains(errText, "read timeout") || !strings.Contains(errText, "stalled") {
+		t.Errorf("to a file: exit %d, %q; want 3, stalled, naming the read timeout", code, errText)
+	}
+	if st, err := os.Stat(out + ".partial"); err != nil || st.Size() != 5000 {
+		t.Errorf("the 5000 bytes that arrived were not kept: %v", err)
 	}
 }

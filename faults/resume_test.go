@@ -1,0 +1,372 @@
+package faults_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
+
+	steady "github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/retry"
+)
+
+// resumeOptions are loopback settings for downloads: the timeouts guard
+// against a dead peer only (loopback answers in microseconds), and a cut
+// connection is re-sent after at most a few milliseconds.
+func resumeOptions(tr http.RoundTripper) steady.Options {
+	return steady.Options{
+		Transport: tr,
+		Policy: retry.Policy{
+			MaxAttempts:    10,
+			InitialBackoff: 2 * time.Millisecond,
+			MaxBackoff:     20 * time.Millisecond,
+			StallTimeout:   10 * time.Second,
+			ReadTimeout:    5 * time.Second,
+		},
+	}
+}
+
+// cutProxy is a toxiproxy proxy to upstream that closes every connection
+// after limit bytes (0: no toxic).
+func cutProxy(t testing.TB, name, upstream string, limit int64) *toxiproxy.Proxy {
+	t.Helper()
+	p, err := toxiproxyClient(t).CreateProxy(name, "127.0.0.1:0", upstream)
+	if err != nil {
+		t.Fatalf("creating the proxy: %v", err)
+	}
+	t.Cleanup(func() { p.Delete() })
+	if limit > 0 {
+		if _, err := p.AddToxic("limit_data", "limit_data", "downstream", 1, toxiproxy.Attributes{"bytes": limit}); err != nil {
+			t.Fatalf("adding limit_data: %v", err)
+		}
+	}
+	return p
+}
+
+// fetchResult is one download's evidence.
+type fetchResult struct {
+	sum      [32]byte
+	n        int64 // body bytes
+	wire     int64 // bytes received on the wire
+	resumes  int
+	attempts int
+	alloc    uint64 // bytes allocated during the download
+	took     time.Duration
+	cpu      time.Duration // CPU time of this process (user and system) during it
+}
+
+// cpuTime is the CPU time this process has used so far. On a loaded
+// machine it measures the client's own work where wall time swings.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// fetch downloads url with steady into w (nil: only hashed).
+func fetch(t testing.TB, url string, w io.Writer) fetchResult {
+	t.Helper()
+	var wire atomicCounter
+	tr := countingTransport(&wire)
+	defer tr.CloseIdleConnections()
+	cl, err := steady.New(resumeOptions(tr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	cpu0 := cpuTime()
+	start := time.Now()
+	ctx, out := retry.WithOutcome(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := cl.HTTP().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	dst := io.Writer(h)
+	if w != nil {
+		dst = io.MultiWriter(w, h)
+	}
+	n, err := io.Copy(dst, resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	cpu := cpuTime() - cpu0
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatalf("download of %s ended after %d bytes: %v", url, n, err)
+	}
+	r := fetchResult{n: n, wire: wire.load(), resumes: out.Resumes, attempts: out.Attempts,
+		alloc: after.TotalAlloc - before.TotalAlloc, took: took, cpu: cpu}
+	copy(r.sum[:], h.Sum(nil))
+	return r
+}
+
+// A 64 MiB file from nginx through a proxy that cuts every connection after
+// 8 MiB: only a client that resumes can finish. The file arrives byte for
+// byte, with the fewest requests the cut allows, about its own size on the
+// wire, and memory that does not grow with it.
+func TestResumeFromNginxThroughLimitData(t *testing.T) {
+	const size, limit = 64 << 20, 8 << 20
+	f := generated(t, size)
+	ngx := startNginx(t, filesDir)
+	p := cutProxy(t, "resume-limit-data", ngx.addr, limit)
+	r := fetch(t, "http://"+p.Listen+"/"+f.name, nil)
+	if r.sum != f.sum || r.n != size {
+		t.Fatalf("got %d bytes with another sha256; want the %d served, identical", r.n, size)
+	}
+	reqs := ngx.requests(t, "/"+f.name)
+	// Each connection carries limit bytes, headers (a few hundred bytes)
+	// included, so one more than size/limit is the minimum.
+	minimum := size/limit + 1
+	if len(reqs) > minimum {
+		t.Errorf("%d requests for a %d MiB file cut every %d MiB; the minimum is %d", len(reqs), size>>20, limit>>20, minimum)
+	}
+	if r.resumes != len(reqs)-1 || r.attempts != len(reqs) {
+		t.Errorf("outcome: %d resumes, %d attempts; nginx saw %d requests", r.resumes, r.attempts, len(reqs))
+	}
+	for i, line := range reqs[1:] {
+		if !strings.Contains(line, " 206 ") {
+			t.Errorf("continuation %d was not answered 206: %s", i+1, line)
+		}
+	}
+	if r.wire > size+size/100 {
+		t.Errorf("%d bytes on the wire for %d; want at most 1%% more", r.wire, size)
+	}
+	if r.alloc > 8<<20 {
+		t.Errorf("the download allocated %d bytes; memory must not grow with the %d-byte file", r.alloc, size)
+	}
+}
+
+// The same download with steady get -o: the command's file is the served
+// file, and so after a kill -9 and the same command again.
+func TestGetFromNginxKillAndRunAgain(t *testing.T) {
+	const size = 64 << 20
+	f := generated(t, size)
+	ngx := startNginx(t, filesDir)
+	// A cut and slowed proxy (toxiproxy's rate is in KB/s: 32 MB/s), so
+	// the command is mid-way when it is killed.
+	p := cutProxy(t, "resume-get-kill", ngx.addr, 8<<20)
+	if _, err := p.AddToxic("bandwidth", "bandwidth", "downstream", 1, toxiproxy.Attributes{"rate": 32 << 10}); err != nil {
+		t.Fatal(err)
+	}
+	bin := buildSteady(t)
+	out := filepath.Join(t.TempDir(), "blob")
+	args := []string{"get", "-q", "http://" + p.Listen + "/" + f.name, "-o", out}
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if st, err := os.Stat(out + ".partial"); err == nil && st.Size() >= 3<<20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("the command wrote no 3 MiB within 60s")
+		}
+		time.Sleep(10 * time.Millisecond) // polling a file another process writes; not a timing assertion
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if err := p.RemoveToxic("bandwidth"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command(bin, append(args, "--sha256", fmt.Sprintf("%x", f.sum))...).CombinedOutput(); err != nil {
+		t.Fatalf("the same command again: %v\n%s", err, b)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sha256.Sum256(got) != f.sum {
+		t.Fatal("the file after kill -9 and a second run is not the served file")
+	}
+	reqs := ngx.requests(t, "/"+f.name)
+	if len(reqs) > 2+size/(8<<20)+1 {
+		t.Errorf("%d requests; want about one per 8 MiB cut and one for the restart", len(reqs))
+	}
+	whole := 0
+	for _, line := range reqs {
+		if strings.Contains(line, " 200 ") {
+			whole++
+		}
+	}
+	if whole != 1 {
+		t.Errorf("%d answers of the whole file; want 1: the second run must continue the partial, not start again", whole)
+	}
+}
+
+// buildSteady builds the command from the core module (the parent
+// directory, whose go.sum has the command's dependencies).
+func buildSteady(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "steady")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/steady")
+	cmd.Dir = ".."
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building steady: %v\n%s", err, b)
+	}
+	return bin
+}
+
+// curlResume downloads url to path with curl -C - in a loop, as a user
+// scripts it: each run continues the file; the loop ends when curl
+// succeeds. It returns the runs and the bytes curl received.
+func curlResume(b *testing.B, url, path string) (runs int, wire int64, cpu time.Duration) {
+	b.Helper()
+	for runs = 1; runs <= 100; runs++ {
+		cmd := exec.Command("curl", "-sS", "-C", "-", "-o", path, "-w", "%{size_download} %{size_header}", url)
+		out, err := cmd.Output()
+		if cmd.ProcessState != nil {
+			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		}
+		fields := strings.Fields(string(out))
+		if len(fields) == 2 {
+			body, _ := strconv.ParseInt(fields[0], 10, 64)
+			head, _ := strconv.ParseInt(fields[1], 10, 64)
+			wire += body + head
+		}
+		if err == nil {
+			return runs, wire, cpu
+		}
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 18 { // 18: partial file
+			b.Fatalf("curl: %v", err)
+		}
+	}
+	b.Fatal("curl did not finish in 100 runs")
+	return 0, 0, 0
+}
+
+// BenchmarkResumeDownload: a large file from nginx through toxiproxy, cut
+// every 64 MiB, against the same download with no toxic, and curl -C - in a
+// retry loop on the cut proxy; "toxic-no-cut" is the same toxic with a limit
+// past the file, the cost of toxiproxy's relaying alone. Each b.Loop round
+// runs every contender once, interleaved; medians are reported. The size is
+// RESUME_BENCH_MB (default 512).
+func BenchmarkResumeDownload(b *testing.B) {
+	size := int64(512) << 20
+	if v := os.Getenv("RESUME_BENCH_MB"); v != "" {
+		mb, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || mb <= 0 {
+			b.Fatalf("RESUME_BENCH_MB=%q", v)
+		}
+		size = mb << 20
+	}
+	const cut = 64 << 20
+	f := generated(b, size)
+	ngx := startNginx(b, filesDir)
+	uncut := cutProxy(b, "bench-uncut", ngx.addr, 0)
+	cutp := cutProxy(b, "bench-cut", ngx.addr, cut)
+	// The same toxic with a limit past the file's size: what the toxic's
+	// own relaying costs, without a single cut.
+	idle := cutProxy(b, "bench-toxic-no-cut", ngx.addr, 2*size)
+	dir := b.TempDir()
+	write := func(name string) *os.File {
+		w, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return w
+	}
+	var tUncut, tIdle, tCut, tCurl, wCut, wCurl, aCut, cUncut, cCut, cCurl []float64
+	var resumes int
+	steadyRun := func(name string, p *toxiproxy.Proxy) fetchResult {
+		w := write(name)
+		r := fetch(b, "http://"+p.Listen+"/"+f.name, w)
+		w.Close()
+		if r.sum != f.sum {
+			b.Fatalf("%s: the download differs", name)
+		}
+		return r
+	}
+	contenders := []func(){
+		func() {
+			r := steadyRun("uncut", uncut)
+			tUncut = append(tUncut, r.took.Seconds())
+			cUncut = append(cUncut, r.cpu.Seconds())
+		},
+		func() {
+			r := steadyRun("idle", idle)
+			if r.resumes != 0 {
+				b.Fatal("the toxic without a cut cut the download")
+			}
+			tIdle = append(tIdle, r.took.Seconds())
+		},
+		func() {
+			r := steadyRun("cut", cutp)
+			tCut = append(tCut, r.took.Seconds())
+			cCut = append(cCut, r.cpu.Seconds())
+			wCut = append(wCut, float64(r.wire)/float64(size))
+			aCut = append(aCut, float64(r.alloc))
+			resumes = r.resumes
+		},
+		func() {
+			path := filepath.Join(dir, "curl")
+			os.Remove(path)
+			start := time.Now()
+			_, wire, cpu := curlResume(b, "http://"+cutp.Listen+"/"+f.name, path)
+			tCurl = append(tCurl, time.Since(start).Seconds())
+			cCurl = append(cCurl, cpu.Seconds())
+			wCurl = append(wCurl, float64(wire)/float64(size))
+			if got, err := os.ReadFile(path); err != nil || sha256.Sum256(got) != f.sum {
+				b.Fatal("curl's file differs")
+			}
+		},
+	}
+	for round := 0; b.Loop(); round++ {
+		// Each round starts with the next contender, so that none always
+		// runs while the page cache writes back the one before.
+		for i := range contenders {
+			contenders[(round+i)%len(contenders)]()
+		}
+	}
+	mu, mc, mk, mi := median(tUncut), median(tCut), median(tCurl), median(tIdle)
+	b.ReportMetric(mu, "s-uncut")
+	b.ReportMetric(mi, "s-toxic-no-cut")
+	b.ReportMetric(mc/mi, "cut/toxic-no-cut")
+	b.ReportMetric(mc, "s-cut")
+	b.ReportMetric(mc/mu, "cut/uncut")
+	b.ReportMetric(median(wCut), "wire/size")
+	b.ReportMetric(mk, "s-curl")
+	b.ReportMetric(mk/mu, "curl/uncut")
+	b.ReportMetric(median(wCurl), "curl-wire/size")
+	b.ReportMetric(median(aCut), "alloc-B")
+	b.ReportMetric(float64(resumes), "resumes")
+	b.ReportMetric(median(cUncut), "cpu-s-uncut")
+	b.ReportMetric(median(cCut), "cpu-s-cut")
+	b.ReportMetric(median(cCurl), "cpu-s-curl")
+	b.Logf("CPU time of the client (medians): steady uncut %.2fs, steady cut %.2fs (%.3fx), curl loop %.2fs",
+		median(cUncut), median(cCut), median(cCut)/median(cUncut), median(cCurl))
+	b.Logf("%d MiB cut every %d MiB, %d rounds (medians): uncut %.2fs, same toxic without a cut %.2fs, steady cut %.2fs (%.3fx uncut, %.3fx toxic without cut; wire %.4fx size; %d resumes; %.0f B allocated), curl -C - loop %.2fs (%.3fx uncut, wire %.4fx)",
+		size>>20, cut>>20, len(tUncut), mu, mi, mc, mc/mu, mc/mi, median(wCut), resumes, median(aCut), mk, mk/mu, median(wCurl))
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
