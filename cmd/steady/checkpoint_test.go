@@ -166,7 +166,7 @@ func TestHarvestCrashRefetchesOnlyUnrecordedPages(t *testing.T) {
 	if before != 28 && before != 29 { // the walk runs a page ahead of the writes
 		t.Fatalf("%d pages fetched before the crash, want 28 (or 29)", before)
 	}
-	if code, _, errText := cli(t, "harvest", "-q", target, "-o", out, "--resume"); code != exitOK {
+	if code, _, errText := cli(t, "harvest", "-q", "--pages", "link", target, "-o", out, "--resume"); code != exitOK {
 		t.Fatalf("resume: %d %q", code, errText)
 	}
 	if again := served.Load() - before; again != int64(100-st.Done) {
