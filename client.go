@@ -43,10 +43,13 @@ func New(opt Options) (*Client, error) {
 	return build(opt, pool)
 }
 
-// FromEnv returns a client whose retry policy, stall budget, concurrency and
-// API key come from the environment variables <prefix>_RETRIES,
-// <prefix>_STALL_TIMEOUT, <prefix>_CONCURRENT and <prefix>_API_KEY (prefix ""
-// means STEADY), where set; opt supplies everything else. A bad value is a
+// FromEnv returns a client whose retry policy, stall budget, concurrency,
+// timeouts and API key come from the environment variables <prefix>_RETRIES,
+// <prefix>_STALL_TIMEOUT, <prefix>_CONCURRENT, <prefix>_CONNECT_TIMEOUT,
+// <prefix>_READ_TIMEOUT, <prefix>_MAX_RETRY_AFTER and <prefix>_API_KEY
+// (prefix "" means STEADY), where set; opt supplies everything else.
+// <prefix>_MAX_TIME bounds a whole call, which is the caller's context
+// deadline to set: it is read (and checked) but not applied here. A bad value is a
 // *config.ConfigurationError naming the variable. An API key fills every key
 // in opt.Keys that has no value; a key with nowhere to go is an error, since
 // steady never guesses which host may receive it.
@@ -73,6 +76,20 @@ func ApplySettings(opt Options, s config.Settings, prefix string) Options {
 	}
 	if s.Explicit.Has(config.VarConcurrent) {
 		opt.Concurrency = s.Concurrent
+	}
+	if s.Explicit.Has(config.VarConnectTimeout) {
+		opt.ConnectTimeout = s.ConnectTimeout
+	}
+	if s.Explicit.Has(config.VarReadTimeout) {
+		// One setting bounds both silences of an attempt: before the headers
+		// and inside the body. 0 disables both.
+		opt.ResponseHeaderTimeout, opt.Policy.ReadTimeout = s.ReadTimeout, s.ReadTimeout
+		if s.ReadTimeout == 0 {
+			opt.ResponseHeaderTimeout, opt.Policy.ReadTimeout = -1, -1
+		}
+	}
+	if s.Explicit.Has(config.VarMaxRetryAfter) {
+		opt.Policy.MaxRetryAfter = s.MaxRetryAfter
 	}
 	if s.APIKey != "" {
 		keys := make([]credentials.Key, len(opt.Keys))
@@ -159,7 +176,7 @@ func newPool(opt Options) *http.Transport {
 		MaxIdleConnsPerHost:   opt.Concurrency, // the default of 2 would redial for every fan-out item
 		IdleConnTimeout:       90 * 1e9,
 		TLSHandshakeTimeout:   opt.ConnectTimeout,
-		ResponseHeaderTimeout: opt.ResponseHeaderTimeout,
+		ResponseHeaderTimeout: max(opt.ResponseHeaderTimeout, 0), // negative: no bound, which net/http spells 0
 		ExpectContinueTimeout: 1e9,
 	}
 }

@@ -104,6 +104,11 @@ func TestStatusErrors(t *testing.T) {
 		case "/busy":
 			w.Header().Set("Retry-After", "3600")
 			w.WriteHeader(429)
+		case "/secondary":
+			w.Header().Set("Retry-After", "3600")
+			w.WriteHeader(403)
+		case "/forbidden":
+			w.WriteHeader(403)
 		case "/down":
 			w.WriteHeader(503)
 		case "/long":
@@ -128,6 +133,15 @@ func TestStatusErrors(t *testing.T) {
 	var rl *steady.RateLimitError
 	if !errors.As(err, &rl) || rl.RetryAfter != time.Hour || !errors.Is(err, retry.ErrRetryAfter) || !rl.Retryable() {
 		t.Errorf("429 beyond the cap: %v", err)
+	}
+
+	err = c.GetJSON(ctx, "/secondary", nil, new(any))
+	if !errors.As(err, &rl) || rl.StatusCode != 403 || rl.RetryAfter != time.Hour || !errors.Is(err, retry.ErrRetryAfter) {
+		t.Errorf("403 rate limit beyond the cap: %v", err)
+	}
+	err = c.GetJSON(ctx, "/forbidden", nil, new(any))
+	if errors.As(err, &rl) || !errors.As(err, &se) || se.StatusCode != 403 || se.Attempts != 1 {
+		t.Errorf("plain 403: %#v", err)
 	}
 
 	err = c.GetJSON(ctx, "/down", nil, new(any))

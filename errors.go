@@ -68,8 +68,9 @@ func (e *StatusError) Retryable() bool {
 	return false
 }
 
-// RateLimitError is a 429 (or a 503 with a wait hint) that retrying could
-// not ride out.
+// RateLimitError is a 429, a 403 that says it is a rate limit (a
+// Retry-After or a spent quota, as GitHub's limits send), or a 503 with a
+// wait hint, that retrying could not ride out.
 type RateLimitError struct {
 	StatusError
 	// RetryAfter is the server's wait hint, 0 when it gave none.
@@ -137,8 +138,7 @@ func statusError(resp *http.Response, out *retry.Outcome, red *credentials.Redac
 		}
 	}
 	switch {
-	case resp.StatusCode == http.StatusTooManyRequests ||
-		(out != nil && errors.Is(out.Stop, retry.ErrRetryAfter)):
+	case retry.IsRateLimit(resp) || (out != nil && errors.Is(out.Stop, retry.ErrRetryAfter)):
 		hint := time.Duration(0)
 		if out != nil {
 			hint = out.RetryAfter

@@ -42,7 +42,7 @@ func ExampleClient_Walk() {
 
 	c, _ := steady.New(steady.Options{BaseURL: srv.URL})
 	defer c.CloseIdleConnections()
-	walk, err := c.Walk("items", url.Values{"limit": {"100"}}, paginate.Options{Next: paginate.JSONLinks, Items: "items"})
+	walk, err := c.Walk("items", url.Values{"limit": {"100"}}, paginate.Options{Next: paginate.JSONLinks, Items: "features"})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -106,8 +106,8 @@ func TestHostileRetryAfterHuge(t *testing.T) {
 
 func TestHostileRetryAfterNegative(t *testing.T) {
 	// A negative hint means 0, and a hint of 0 still gets the jitter of
-	// ADR 0004: U(0, min(MaxBackoff, 1s)]. With Rand fixed at 0.25 the
-	// wait is exactly 750ms, never an immediate re-send.
+	// ADR 0160: U(0, 50ms] for a hint that short. With Rand fixed at 0.25
+	// the wait is exactly 37.5ms, never an immediate re-send.
 	for _, value := range []string{"-5", "-0.5", "-99999999999999999999", "0"} {
 		t.Run(value, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -116,7 +116,7 @@ func TestHostileRetryAfterNegative(t *testing.T) {
 				if err != nil {
 					t.Fatalf("GetJSON: %v, want the second attempt to succeed", err)
 				}
-				const want = 750 * time.Millisecond
+				const want = 37500 * time.Microsecond
 				if g := arr.gaps(); len(g) != 1 || g[0] != want {
 					t.Errorf("gaps between attempts %v, want one of %v", g, want)
 				}

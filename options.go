@@ -37,7 +37,7 @@ type Options struct {
 	// ConnectTimeout bounds dialling and the TLS handshake (0: 10s).
 	ConnectTimeout time.Duration
 	// ResponseHeaderTimeout bounds the wait for a response's headers after
-	// the request was written (0: 60s).
+	// the request was written (0: 60s; negative: no bound).
 	ResponseHeaderTimeout time.Duration
 	// UserAgent is sent when a request has none (0: DefaultUserAgent).
 	UserAgent string
@@ -64,7 +64,7 @@ func (o Options) withDefaults() Options {
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}
-	if o.ResponseHeaderTimeout <= 0 {
+	if o.ResponseHeaderTimeout == 0 {
 		o.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
 	}
 	if o.UserAgent == "" {

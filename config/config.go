@@ -16,6 +16,13 @@ const (
 	DefaultRetries      = 4
 	DefaultStallTimeout = 60 * time.Second
 	DefaultConcurrent   = 32
+	// DefaultConnectTimeout bounds dialling and the TLS handshake.
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultReadTimeout bounds the wait for a response's headers and each
+	// silence inside its body.
+	DefaultReadTimeout = 60 * time.Second
+	// DefaultMaxRetryAfter is the longest server-named wait slept off.
+	DefaultMaxRetryAfter = 60 * time.Second
 )
 
 // Settings are the values read from the environment. A Settings returned
@@ -44,6 +51,23 @@ type Settings struct {
 	// APIKey is the API key, "" when none was given. It is never printed.
 	APIKey string `json:"-"`
 
+	// ConnectTimeout bounds dialling and the TLS handshake of one attempt;
+	// more than 0.
+	ConnectTimeout time.Duration
+
+	// ReadTimeout bounds one attempt's wait for the response's headers and
+	// each silence while its body arrives. 0 means no bound.
+	ReadTimeout time.Duration
+
+	// MaxTime bounds a whole command or call, every attempt and wait
+	// included; a program applies it as a context deadline. 0 means no
+	// bound, which is the default.
+	MaxTime time.Duration
+
+	// MaxRetryAfter is the longest server-named wait (Retry-After, a quota
+	// reset) slept off; a longer one stops retrying at once. More than 0.
+	MaxRetryAfter time.Duration
+
 	// Explicit records which variables were set to a non-empty value, so a
 	// caller can let an explicit setting win over a default of its own
 	// while leaving its own default alone when the variable is unset.
@@ -56,6 +80,10 @@ func Defaults() Settings {
 		Retries:      DefaultRetries,
 		StallTimeout: DefaultStallTimeout,
 		Concurrent:   DefaultConcurrent,
+
+		ConnectTimeout: DefaultConnectTimeout,
+		ReadTimeout:    DefaultReadTimeout,
+		MaxRetryAfter:  DefaultMaxRetryAfter,
 	}
 }
 
@@ -65,14 +93,22 @@ type Var uint8
 
 // The variables, by the suffix that follows the prefix and an underscore.
 const (
-	VarRetries      Var = 1 << iota // <PREFIX>_RETRIES
-	VarStallTimeout                 // <PREFIX>_STALL_TIMEOUT
-	VarConcurrent                   // <PREFIX>_CONCURRENT
-	VarAPIKey                       // <PREFIX>_API_KEY
+	VarRetries        Var = 1 << iota // <PREFIX>_RETRIES
+	VarStallTimeout                   // <PREFIX>_STALL_TIMEOUT
+	VarConcurrent                     // <PREFIX>_CONCURRENT
+	VarAPIKey                         // <PREFIX>_API_KEY
+	VarConnectTimeout                 // <PREFIX>_CONNECT_TIMEOUT
+	VarReadTimeout                    // <PREFIX>_READ_TIMEOUT
+	VarMaxTime                        // <PREFIX>_MAX_TIME
+	VarMaxRetryAfter                  // <PREFIX>_MAX_RETRY_AFTER
 )
 
 // vars lists every Var in the order they are read and reported.
-var vars = [...]Var{VarRetries, VarStallTimeout, VarConcurrent, VarAPIKey}
+var vars = [...]Var{VarRetries, VarStallTimeout, VarConcurrent, VarAPIKey,
+	VarConnectTimeout, VarReadTimeout, VarMaxTime, VarMaxRetryAfter}
+
+// Vars returns every variable, in the order they are read and reported.
+func Vars() []Var { return append([]Var(nil), vars[:]...) }
 
 // Suffix returns the part of the variable's name after the prefix and its
 // underscore, such as "RETRIES"; "" for a value that is not a single Var.
@@ -86,6 +122,14 @@ func (v Var) Suffix() string {
 		return "CONCURRENT"
 	case VarAPIKey:
 		return "API_KEY"
+	case VarConnectTimeout:
+		return "CONNECT_TIMEOUT"
+	case VarReadTimeout:
+		return "READ_TIMEOUT"
+	case VarMaxTime:
+		return "MAX_TIME"
+	case VarMaxRetryAfter:
+		return "MAX_RETRY_AFTER"
 	}
 	return ""
 }
@@ -122,7 +166,8 @@ func FromEnv(prefix string) (Settings, error) {
 // Every variable is read before any error is returned, so one run tells
 // the user about every bad value: a single bad variable gives its
 // [*ConfigurationError] itself, several give an [errors.Join] of them, in
-// the order Retries, StallTimeout, Concurrent, APIKey. In both cases
+// the order Retries, StallTimeout, Concurrent, APIKey, ConnectTimeout,
+// ReadTimeout, MaxTime, MaxRetryAfter. In both cases
 // errors.As finds a *ConfigurationError (the first), errors.Is finds
 // [ErrConfiguration], and the returned Settings is the zero value, so a
 // half-read configuration cannot be used by mistake.
@@ -154,6 +199,28 @@ func FromLookup(prefix string, lookup func(string) (string, bool)) (Settings, er
 	return Settings{}, errors.Join(errs...)
 }
 
+// Set parses value as the variable v is parsed (surrounding whitespace
+// ignored; empty is not accepted here) and stores it in s, marking v in
+// Explicit. It is for settings given another way than the environment,
+// such as command-line flags, so both are read by one parser. The error
+// names no variable, since the caller knows what the user typed: its text
+// is the accepted form ("want a whole number of re-sends, ..."); it wraps
+// the cause, and errors.Is(err, [ErrConfiguration]) holds.
+func (s *Settings) Set(v Var, value string) error {
+	value = strings.TrimSpace(value)
+	c := *s
+	err := c.set(v, value)
+	if value == "" {
+		err = ErrOutOfRange
+	}
+	if err != nil {
+		return &wantError{want: want(v), err: err}
+	}
+	*s = c
+	s.Explicit |= v
+	return nil
+}
+
 // set parses the trimmed, non-empty value of variable v into s.
 func (s *Settings) set(v Var, value string) error {
 	var err error
@@ -166,6 +233,14 @@ func (s *Settings) set(v Var, value string) error {
 		s.Concurrent, err = parseConcurrent(value)
 	case VarAPIKey:
 		s.APIKey, err = parseAPIKey(value)
+	case VarConnectTimeout:
+		s.ConnectTimeout, err = parsePositiveSeconds(value)
+	case VarReadTimeout:
+		s.ReadTimeout, err = parseSeconds(value)
+	case VarMaxTime:
+		s.MaxTime, err = parseSeconds(value)
+	case VarMaxRetryAfter:
+		s.MaxRetryAfter, err = parsePositiveSeconds(value)
 	}
 	return err
 }

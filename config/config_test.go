@@ -55,9 +55,20 @@ func TestFromLookupValues(t *testing.T) {
 		})},
 		{"concurrent", env{"STEADY_CONCURRENT": "1"}, with(def, func(s *config.Settings) { s.Concurrent = 1; s.Explicit = config.VarConcurrent })},
 		{"api key trimmed", env{"STEADY_API_KEY": "  k-123 \n"}, with(def, func(s *config.Settings) { s.APIKey = "k-123"; s.Explicit = config.VarAPIKey })},
-		{"all", env{"STEADY_RETRIES": "1", "STEADY_STALL_TIMEOUT": "5", "STEADY_CONCURRENT": "4", "STEADY_API_KEY": "k"}, config.Settings{
+		{"connect timeout", env{"STEADY_CONNECT_TIMEOUT": "2.5"}, with(def, func(s *config.Settings) {
+			s.ConnectTimeout = 2500 * time.Millisecond
+			s.Explicit = config.VarConnectTimeout
+		})},
+		{"read timeout zero disables", env{"STEADY_READ_TIMEOUT": "0"}, with(def, func(s *config.Settings) { s.ReadTimeout = 0; s.Explicit = config.VarReadTimeout })},
+		{"read timeout", env{"STEADY_READ_TIMEOUT": "10"}, with(def, func(s *config.Settings) { s.ReadTimeout = 10 * time.Second; s.Explicit = config.VarReadTimeout })},
+		{"max time", env{"STEADY_MAX_TIME": "300"}, with(def, func(s *config.Settings) { s.MaxTime = 5 * time.Minute; s.Explicit = config.VarMaxTime })},
+		{"max retry after", env{"STEADY_MAX_RETRY_AFTER": "7200"}, with(def, func(s *config.Settings) { s.MaxRetryAfter = 2 * time.Hour; s.Explicit = config.VarMaxRetryAfter })},
+		{"all", env{"STEADY_RETRIES": "1", "STEADY_STALL_TIMEOUT": "5", "STEADY_CONCURRENT": "4", "STEADY_API_KEY": "k",
+			"STEADY_CONNECT_TIMEOUT": "1", "STEADY_READ_TIMEOUT": "2", "STEADY_MAX_TIME": "3", "STEADY_MAX_RETRY_AFTER": "4"}, config.Settings{
 			Retries: 1, StallTimeout: 5 * time.Second, Concurrent: 4, APIKey: "k",
-			Explicit: config.VarRetries | config.VarStallTimeout | config.VarConcurrent | config.VarAPIKey,
+			ConnectTimeout: time.Second, ReadTimeout: 2 * time.Second, MaxTime: 3 * time.Second, MaxRetryAfter: 4 * time.Second,
+			Explicit: config.VarRetries | config.VarStallTimeout | config.VarConcurrent | config.VarAPIKey |
+				config.VarConnectTimeout | config.VarReadTimeout | config.VarMaxTime | config.VarMaxRetryAfter,
 		}},
 		{"other prefix ignored", env{"OTHER_RETRIES": "9", "steady_retries": "9"}, def},
 	}
@@ -131,6 +142,14 @@ func TestFromLookupErrors(t *testing.T) {
 			`STEADY_CONCURRENT="many": want a whole number of requests in flight, 1 or more`, strconv.ErrSyntax, nil},
 		{"long value truncated", env{"STEADY_CONCURRENT": strings.Repeat("x", 1000)}, "STEADY_CONCURRENT",
 			`STEADY_CONCURRENT="` + strings.Repeat("x", 64) + `"... (1000 bytes): want a whole number of requests in flight, 1 or more`, strconv.ErrSyntax, nil},
+		{"connect timeout zero", env{"STEADY_CONNECT_TIMEOUT": "0"}, "STEADY_CONNECT_TIMEOUT",
+			`STEADY_CONNECT_TIMEOUT="0": want a finite number of seconds, more than 0, decimals allowed`, nil, config.ErrOutOfRange},
+		{"read timeout word", env{"STEADY_READ_TIMEOUT": "ten"}, "STEADY_READ_TIMEOUT",
+			`STEADY_READ_TIMEOUT="ten": want a finite number of seconds, 0 or more, decimals allowed (0 disables the read timeout)`, strconv.ErrSyntax, nil},
+		{"max time negative", env{"STEADY_MAX_TIME": "-5"}, "STEADY_MAX_TIME",
+			`STEADY_MAX_TIME="-5": want a finite number of seconds, 0 or more, decimals allowed (0 means no limit)`, nil, config.ErrOutOfRange},
+		{"max retry after zero", env{"STEADY_MAX_RETRY_AFTER": "0"}, "STEADY_MAX_RETRY_AFTER",
+			`STEADY_MAX_RETRY_AFTER="0": want a finite number of seconds, more than 0, decimals allowed`, nil, config.ErrOutOfRange},
 		{"api key with newline", env{"STEADY_API_KEY": "abc\ndef"}, "STEADY_API_KEY",
 			`STEADY_API_KEY (value withheld): want a key without control characters`, nil, config.ErrControlCharacter},
 	}
@@ -247,8 +266,9 @@ func TestFromEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config.Settings{Retries: 2, StallTimeout: 0, Concurrent: 32,
-		Explicit: config.VarRetries | config.VarStallTimeout}
+	want := config.Defaults()
+	want.Retries, want.StallTimeout = 2, 0
+	want.Explicit = config.VarRetries | config.VarStallTimeout
 	if got != want {
 		t.Errorf("got %#v, want %#v", got, want)
 	}
@@ -266,5 +286,65 @@ func TestExplicit(t *testing.T) {
 	}
 	if got, want := s.Explicit.String(), "RETRIES|API_KEY"; got != want {
 		t.Errorf("Explicit.String() = %q, want %q", got, want)
+	}
+}
+
+func TestSetParsesLikeTheVariable(t *testing.T) {
+	t.Parallel()
+	s := config.Defaults()
+	if err := s.Set(config.VarRetries, " 2 "); err != nil || s.Retries != 2 || !s.Explicit.Has(config.VarRetries) {
+		t.Fatalf("Set(RETRIES, 2) = %v; settings %v", err, s)
+	}
+	if err := s.Set(config.VarReadTimeout, "1.5"); err != nil || s.ReadTimeout != 1500*time.Millisecond {
+		t.Fatalf("Set(READ_TIMEOUT, 1.5) = %v; settings %v", err, s)
+	}
+	err := s.Set(config.VarRetries, "ten")
+	if err == nil || err.Error() != "want a whole number of re-sends, 0 or more (0 disables retry)" {
+		t.Fatalf("Set(RETRIES, ten) = %v", err)
+	}
+	var ne *strconv.NumError
+	if !errors.Is(err, config.ErrConfiguration) || !errors.As(err, &ne) {
+		t.Errorf("Set's error does not match ErrConfiguration and its cause: %v", err)
+	}
+	if s.Retries != 2 {
+		t.Errorf("a refused value changed the setting: %d", s.Retries)
+	}
+	for _, v := range config.Vars() {
+		if v == config.VarAPIKey {
+			continue
+		}
+		if err := s.Set(v, ""); err == nil {
+			t.Errorf("Set(%s, empty) accepted", v)
+		}
+	}
+}
+
+// A flag (Set) and its variable (FromLookup) accept exactly the same text
+// and read it to the same setting, for every variable and every input here.
+func TestSetAgreesWithTheVariable(t *testing.T) {
+	t.Parallel()
+	inputs := []string{"0", "1", " 2 ", "+3", "-1", "1.5", ".25", "7.", "1e3", "1e999", "NaN", "inf", "ten", "60s",
+		"9223372036.854775807", "9223372036.854775808", "0.000000001", "1e-12", "-0", "99999999999999999999", "k\x00", "key"}
+	for _, v := range config.Vars() {
+		for _, in := range inputs {
+			name := config.Name("", v)
+			fromEnv, envErr := config.FromLookup("", env{name: in}.lookup)
+			fromFlag := config.Defaults()
+			flagErr := fromFlag.Set(v, in)
+			if (envErr == nil) != (flagErr == nil) {
+				t.Errorf("%s=%q: variable error %v, flag error %v", name, in, envErr, flagErr)
+				continue
+			}
+			if envErr != nil {
+				var ce *config.ConfigurationError
+				if errors.As(envErr, &ce) && "want "+ce.Want != flagErr.Error() {
+					t.Errorf("%s=%q: variable wants %q, flag says %q", name, in, ce.Want, flagErr)
+				}
+				continue
+			}
+			if fromEnv != fromFlag || fromEnv.APIKey != fromFlag.APIKey {
+				t.Errorf("%s=%q: variable gives %#v, flag %#v", name, in, fromEnv, fromFlag)
+			}
+		}
 	}
 }

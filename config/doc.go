@@ -2,12 +2,16 @@
 // prefix, and reports a bad value with an error that says exactly what was
 // wrong and what would have been accepted.
 //
-// [FromEnv] reads four variables (shown for the default prefix STEADY):
+// [FromEnv] reads these variables (shown for the default prefix STEADY):
 //
-//	STEADY_RETRIES        re-sends after the first attempt, a whole number >= 0 (default 4; 0 disables retry)
-//	STEADY_STALL_TIMEOUT  seconds of silence allowed, finite >= 0, decimals allowed (default 60; 0 disables the stall budget)
-//	STEADY_CONCURRENT     requests in flight at once, a whole number >= 1 (default 32)
-//	STEADY_API_KEY        the API key, a string without control characters (default none)
+//	STEADY_RETRIES          re-sends after the first attempt, a whole number >= 0 (default 4; 0 disables retry)
+//	STEADY_STALL_TIMEOUT    seconds of silence allowed, finite >= 0, decimals allowed (default 60; 0 disables the stall budget)
+//	STEADY_CONCURRENT       requests in flight at once, a whole number >= 1 (default 32)
+//	STEADY_API_KEY          the API key, a string without control characters (default none)
+//	STEADY_CONNECT_TIMEOUT  seconds to connect (dial and TLS handshake), > 0 (default 10)
+//	STEADY_READ_TIMEOUT     seconds one attempt waits for headers, and for each silence in the body, >= 0 (default 60; 0 disables)
+//	STEADY_MAX_TIME         seconds the whole command or call may take, >= 0 (default 0, no limit)
+//	STEADY_MAX_RETRY_AFTER  the longest server-named wait slept off, seconds > 0 (default 60)
 //
 // Surrounding whitespace is ignored, and a variable that is unset, empty or
 // only whitespace means its default. [FromLookup] does the same from any

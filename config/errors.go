@@ -59,6 +59,14 @@ func want(v Var) string {
 		return "a whole number of requests in flight, 1 or more"
 	case VarAPIKey:
 		return "a key without control characters"
+	case VarConnectTimeout:
+		return "a finite number of seconds, more than 0, decimals allowed"
+	case VarReadTimeout:
+		return "a finite number of seconds, 0 or more, decimals allowed (0 disables the read timeout)"
+	case VarMaxTime:
+		return "a finite number of seconds, 0 or more, decimals allowed (0 means no limit)"
+	case VarMaxRetryAfter:
+		return "a finite number of seconds, more than 0, decimals allowed"
 	}
 	return "a valid value"
 }
@@ -70,3 +78,13 @@ func newError(name, raw string, v Var, cause error) *ConfigurationError {
 	}
 	return e
 }
+
+// wantError is [Settings.Set]'s error: the accepted form, without a name.
+type wantError struct {
+	want string
+	err  error
+}
+
+func (e *wantError) Error() string        { return "want " + e.want }
+func (e *wantError) Unwrap() error        { return e.err }
+func (e *wantError) Is(target error) bool { return target == ErrConfiguration }

@@ -24,7 +24,7 @@ func ExampleFromLookup() {
 	fmt.Println("attempts per request:", s.Retries+1)
 	fmt.Println("set explicitly:", s.Explicit)
 	// Output:
-	// retries=2 stall_timeout=7.5s concurrent=32 api_key=REDACTED
+	// retries=2 stall_timeout=7.5s concurrent=32 api_key=REDACTED connect_timeout=10s read_timeout=1m0s max_time=0s max_retry_after=1m0s
 	// attempts per request: 3
 	// set explicitly: RETRIES|STALL_TIMEOUT|API_KEY
 }

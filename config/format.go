@@ -18,16 +18,18 @@ func (s Settings) keyText() string {
 }
 
 // String describes s with the API key replaced by REDACTED (or "unset"),
-// for instance "retries=4 stall_timeout=1m0s concurrent=32 api_key=unset".
+// for instance "retries=4 stall_timeout=1m0s concurrent=32 api_key=unset
+// connect_timeout=10s read_timeout=1m0s max_time=0s max_retry_after=1m0s".
 func (s Settings) String() string {
-	return fmt.Sprintf("retries=%d stall_timeout=%v concurrent=%d api_key=%s",
-		s.Retries, s.StallTimeout, s.Concurrent, s.keyText())
+	return fmt.Sprintf("retries=%d stall_timeout=%v concurrent=%d api_key=%s connect_timeout=%v read_timeout=%v max_time=%v max_retry_after=%v",
+		s.Retries, s.StallTimeout, s.Concurrent, s.keyText(), s.ConnectTimeout, s.ReadTimeout, s.MaxTime, s.MaxRetryAfter)
 }
 
 // GoString is the %#v form, shaped like Go syntax but with the key redacted.
 func (s Settings) GoString() string {
-	return fmt.Sprintf("config.Settings{Retries:%d, StallTimeout:%d, Concurrent:%d, APIKey:%q, Explicit:%#x}",
-		s.Retries, int64(s.StallTimeout), s.Concurrent, s.keyText(), uint8(s.Explicit))
+	return fmt.Sprintf("config.Settings{Retries:%d, StallTimeout:%d, Concurrent:%d, APIKey:%q, ConnectTimeout:%d, ReadTimeout:%d, MaxTime:%d, MaxRetryAfter:%d, Explicit:%#x}",
+		s.Retries, int64(s.StallTimeout), s.Concurrent, s.keyText(), int64(s.ConnectTimeout), int64(s.ReadTimeout),
+		int64(s.MaxTime), int64(s.MaxRetryAfter), uint8(s.Explicit))
 }
 
 // Format makes every fmt verb go through [Settings.String] or
@@ -48,6 +50,10 @@ func (s Settings) LogValue() slog.Value {
 		slog.Duration("stall_timeout", s.StallTimeout),
 		slog.Int("concurrent", s.Concurrent),
 		slog.String("api_key", s.keyText()),
+		slog.Duration("connect_timeout", s.ConnectTimeout),
+		slog.Duration("read_timeout", s.ReadTimeout),
+		slog.Duration("max_time", s.MaxTime),
+		slog.Duration("max_retry_after", s.MaxRetryAfter),
 	)
 }
 

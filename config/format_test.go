@@ -45,10 +45,10 @@ func TestSettingsNeverShowTheKey(t *testing.T) {
 			t.Errorf("%s shows the key: %s", how, text)
 		}
 	}
-	if got, want := shown["%v"], "retries=2 stall_timeout=1.5s concurrent=8 api_key=REDACTED"; got != want {
+	if got, want := shown["%v"], "retries=2 stall_timeout=1.5s concurrent=8 api_key=REDACTED connect_timeout=0s read_timeout=0s max_time=0s max_retry_after=0s"; got != want {
 		t.Errorf("%%v = %q, want %q", got, want)
 	}
-	if got, want := shown["%#v"], `config.Settings{Retries:2, StallTimeout:1500000000, Concurrent:8, APIKey:"REDACTED", Explicit:0x0}`; got != want {
+	if got, want := shown["%#v"], `config.Settings{Retries:2, StallTimeout:1500000000, Concurrent:8, APIKey:"REDACTED", ConnectTimeout:0, ReadTimeout:0, MaxTime:0, MaxRetryAfter:0, Explicit:0x0}`; got != want {
 		t.Errorf("%%#v = %q, want %q", got, want)
 	}
 	if !strings.Contains(shown["slog text"], "s.api_key=REDACTED") {
@@ -58,7 +58,7 @@ func TestSettingsNeverShowTheKey(t *testing.T) {
 
 func TestSettingsStringWithoutKey(t *testing.T) {
 	t.Parallel()
-	if got, want := config.Defaults().String(), "retries=4 stall_timeout=1m0s concurrent=32 api_key=unset"; got != want {
+	if got, want := config.Defaults().String(), "retries=4 stall_timeout=1m0s concurrent=32 api_key=unset connect_timeout=10s read_timeout=1m0s max_time=0s max_retry_after=1m0s"; got != want {
 		t.Errorf("Defaults().String() = %q, want %q", got, want)
 	}
 }

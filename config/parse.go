@@ -79,6 +79,16 @@ func parseSeconds(s string) (time.Duration, error) {
 	return time.Duration(ns), nil
 }
 
+// parsePositiveSeconds is parseSeconds for a bound that cannot be disabled:
+// 0 is out of range.
+func parsePositiveSeconds(s string) (time.Duration, error) {
+	d, err := parseSeconds(s)
+	if err == nil && d == 0 {
+		return 0, ErrOutOfRange
+	}
+	return d, err
+}
+
 // decimalNanos converts a plain decimal ("60", "+2.5", ".25", "7.") to
 // nanoseconds, rounding half up at the tenth decimal. ok is false for any
 // other form (exponent, hex, sign "-"); ns is -1 when the value is too large

@@ -136,6 +136,20 @@ func BenchmarkWalk(b *testing.B) {
 			}
 			return got, items, nil
 		})
+		// The same walk with nothing named: Auto and FindItems find the
+		// strategy and the items on the first page, then walk as above.
+		run("paginate-auto", func() (int, int, error) {
+			req, _ := http.NewRequest("GET", start, nil)
+			got, items := 0, 0
+			for p, err := range paginate.Pages(context.Background(), client, req, paginate.Options{Next: paginate.Auto, Items: paginate.FindItems}) {
+				if err != nil {
+					return got, items, err
+				}
+				got++
+				items += len(p.Items)
+			}
+			return got, items, nil
+		})
 		run("hand", func() (int, int, error) { return handWalk(client, start) })
 		run("raw", func() (int, int, error) {
 			for i := 1; i <= n; i++ {

@@ -65,6 +65,11 @@ type Error struct {
 	Offset int64
 	// Detail says what exactly was wrong, when the cause alone does not.
 	Detail string
+	// Hint says what would fix it, naming the option to change as a field
+	// of [Options] ("set Options.Items to ..."). A program that offers the
+	// option under another name, such as a command-line flag, may replace
+	// it with its own words; "" when there is no such advice.
+	Hint string
 }
 
 // ExcerptBytes bounds the body excerpt kept from a non-2xx page.
@@ -114,6 +119,10 @@ func (e *Error) Error() string {
 	if e.Detail != "" {
 		b.WriteString(": ")
 		b.WriteString(e.Detail)
+	}
+	if e.Hint != "" {
+		b.WriteString("; ")
+		b.WriteString(e.Hint)
 	}
 	if link && e.Page > 0 {
 		fmt.Fprintf(&b, " (on page %d, %s)", e.Page, e.URL)

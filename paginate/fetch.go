@@ -181,6 +181,19 @@ func (pl *plan) parse(p *Page, h *hints) error {
 	if len(p.Body) == 0 {
 		return &Error{Err: ErrEmptyBody, Page: p.Number, URL: redacted()}
 	}
+	if pl.findItems && !pl.detected.ItemsFound {
+		// Not JSON at all is left to the scan below, which says where it
+		// breaks; the path stays unset until a page has items.
+		path, detail, ok := findItems(p.Body)
+		switch {
+		case ok:
+			pl.paths[0] = path
+			pl.detected.Items, pl.detected.ItemsFound = strings.Join(path, "."), true
+		case detail != "":
+			return &Error{Err: ErrNoItems, Page: p.Number, URL: redacted(), Detail: detail,
+				Hint: "set Options.Items to where the items are"}
+		}
+	}
 	s := scanner{data: p.Body, paths: pl.paths, items: -1}
 	if pl.wantItems() {
 		s.items = 0
@@ -191,7 +204,8 @@ func (pl *plan) parse(p *Page, h *hints) error {
 	}
 	if pl.wantItems() {
 		if f := s.found[0]; f.start < 0 || !s.isArr {
-			return &Error{Err: ErrNoItems, Page: p.Number, URL: redacted(), Detail: describeMissing(pl.paths[0], p.Body, f)}
+			detail, hint := describeMissing(pl.paths[0], p.Body, f)
+			return &Error{Err: ErrNoItems, Page: p.Number, URL: redacted(), Detail: detail, Hint: hint}
 		}
 		p.Items = s.list
 		h.items = len(s.list)
@@ -202,14 +216,15 @@ func (pl *plan) parse(p *Page, h *hints) error {
 	return nil
 }
 
-// describeMissing says why no items array was found at path.
-func describeMissing(path []string, body []byte, f span) string {
+// describeMissing says why no items array was found at path, and what
+// would fix it.
+func describeMissing(path []string, body []byte, f span) (detail, hint string) {
 	where := fmt.Sprintf("at %q", strings.Join(path, "."))
 	if len(path) == 0 {
 		where = "at the top level"
 	}
 	if f.start < 0 {
-		return "nothing " + where + "; set Options.Items to where the items are"
+		return "nothing " + where, "set Options.Items to where the items are"
 	}
 	var kind string
 	switch body[f.start] {
@@ -224,7 +239,7 @@ func describeMissing(path []string, body []byte, f span) string {
 	}
 	msg := kind + ", not an array, " + where
 	if len(path) == 0 && kind == "an object" {
-		msg += "; set Options.Items to the key that holds the items"
+		hint = "set Options.Items to the key that holds the items"
 	}
-	return msg
+	return msg, hint
 }

@@ -48,6 +48,51 @@ func Cursor(field, param string) Next {
 	return cursorNext{field: field, param: param}
 }
 
+// Auto chooses the strategy on the first page that names a next one: a
+// Link header with a next link means [LinkHeader], else a top-level
+// "links" array with a next link means [JSONLinks]. The choice then holds
+// for the rest of the walk, and [Summary.Detected] says which it was. A
+// first page with neither is the only page. A malformed Link header, or a
+// "links" member that is not an array of link objects, is an error rather
+// than a guess: ending there could pass a partial walk off as complete.
+// Auto reads every page as JSON; cursors are not detected, since any field
+// could be one.
+var Auto Next = autoNext{}
+
+type autoNext struct{}
+
+func (autoNext) jsonPath() []string { return []string{"links"} }
+
+// NextLink detects the strategy of one page on its own; a walk keeps the
+// first choice instead of asking again.
+func (autoNext) NextLink(p *Page) (string, error) {
+	href, _, err := detectNext(p)
+	return href, err
+}
+
+// detectNext tries each strategy Auto knows on p and returns the next link
+// and the strategy that found it, or "" and nil when p names none.
+func detectNext(p *Page) (string, Next, error) {
+	if href, err := LinkHeader.NextLink(p); err != nil || href != "" {
+		return href, LinkHeader, err
+	}
+	if href, err := JSONLinks.NextLink(p); err != nil || href != "" {
+		return href, JSONLinks, err
+	}
+	return "", nil, nil
+}
+
+// strategyName names the strategies Auto chooses between.
+func strategyName(n Next) string {
+	switch n {
+	case LinkHeader:
+		return "link"
+	case JSONLinks:
+		return "json-links"
+	}
+	return ""
+}
+
 type linkHeader struct{}
 
 // NextLink reads the header with the parser behind [ParseLinkHeader], which

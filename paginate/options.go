@@ -16,6 +16,18 @@ import (
 // you decode Page.Body yourself.
 const NoItems = "-"
 
+// FindItems, as [Options.Items], finds the items where they are on the
+// first page: the page itself when it is an array, else the first of the
+// top-level members named in [ItemKeys] that holds an array. The path found
+// holds for the rest of the walk; [Summary.Detected] says which it was. A
+// first page with none of them is [ErrNoItems].
+const FindItems = "*"
+
+// ItemKeys are the members [FindItems] looks for, in order of preference:
+// GeoJSON, OGC API Features and STAC ("features"), then the common names
+// of other APIs.
+var ItemKeys = []string{"features", "items", "data", "results"}
+
 // DefaultMaxPageBytes bounds a page's body when [Options.MaxPageBytes] is 0.
 const DefaultMaxPageBytes = 64 << 20
 
@@ -30,8 +42,9 @@ type Options struct {
 
 	// Items is where each page's items are: a dotted path of object keys
 	// such as "features", "data" or "result.items" ("" means the page is
-	// a top-level array; [NoItems] means there are none to find). A key
-	// containing a dot cannot be named.
+	// a top-level array; [NoItems] means there are none to find;
+	// [FindItems] finds them on the first page). A key containing a dot
+	// cannot be named.
 	Items string
 
 	// TotalField is where the first page announces how many items the
@@ -82,6 +95,11 @@ type plan struct {
 	// mask says which are wanted.
 	paths [2][]string
 	mask  uint8
+	// findItems: the items path is found on the first page ([FindItems]).
+	// auto: the strategy is chosen on the first page that names a next
+	// one ([Auto]); next is nil until then. detected says what was found.
+	findItems, auto bool
+	detected        Detected
 	// redact hides Options.Secrets in errors and events.
 	redact *credentials.Redactor
 	// total is Options.TotalField split; nil means the defaults.
@@ -115,6 +133,9 @@ func newPlan(req *http.Request, opt Options) (*plan, error) {
 	if p.next == nil {
 		p.next = LinkHeader
 	}
+	if _, ok := p.next.(autoNext); ok {
+		p.auto = true
+	}
 	if v, ok := p.next.(validator); ok {
 		if err := v.validate(); err != nil {
 			return nil, err
@@ -126,7 +147,9 @@ func newPlan(req *http.Request, opt Options) (*plan, error) {
 	default:
 		p.limit = max(p.limit, -1)
 	}
-	if opt.Items != NoItems {
+	if opt.Items == FindItems {
+		p.findItems, p.mask = true, 1
+	} else if opt.Items != NoItems {
 		path, err := splitPath(opt.Items, "Items")
 		if err != nil {
 			return nil, err

@@ -74,6 +74,20 @@ type Summary struct {
 	// none. A complete walk that yielded fewer, with no cap to explain
 	// it, fell short of what the server said it holds.
 	Total int64
+	// Detected is what [Auto] and [FindItems] found; zero fields for what
+	// was not asked for or not yet found.
+	Detected Detected
+}
+
+// Detected is what a walk found out for itself about the pages.
+type Detected struct {
+	// Next is the strategy [Auto] chose: "link" or "json-links"; "" until
+	// a page named a next one.
+	Next string
+	// Items is the dotted items path [FindItems] found ("" for a top-level
+	// array), valid when ItemsFound is set.
+	Items      string
+	ItemsFound bool
 }
 
 // rateLimitHeaders are the response headers a summary keeps.
@@ -181,6 +195,7 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 			w.sum.Trimmed = trimmed
 			w.sum.Complete = next == nil && linkErr == nil && trimmed == 0
 			w.sum.Next = next
+			w.sum.Detected = pl.detected
 			w.lastHeader = p.Header
 			w.mu.Unlock()
 			w.report(ctx, pl, p)
@@ -209,7 +224,7 @@ func (w *Walk) stopAt(u *url.URL) {
 // nextURL asks the strategy for the next link of p and puts it through the
 // policy and the loop guard. It returns nil, nil on the last page.
 func (w *Walk) nextURL(pl *plan, p *Page, guard *loopGuard) (*url.URL, error) {
-	href, err := pl.next.NextLink(p)
+	href, err := pl.nextLink(p)
 	if err == nil && href == "" {
 		return nil, nil
 	}
@@ -234,6 +249,22 @@ func (w *Walk) nextURL(pl *plan, p *Page, guard *loopGuard) (*url.URL, error) {
 		return nil, e
 	}
 	return next, nil
+}
+
+// nextLink asks the walk's strategy for p's next link; under [Auto], the
+// first page that names one decides the strategy for the rest.
+func (pl *plan) nextLink(p *Page) (string, error) {
+	if !pl.auto {
+		return pl.next.NextLink(p)
+	}
+	if pl.detected.Next != "" {
+		return pl.next.NextLink(p)
+	}
+	href, chosen, err := detectNext(p)
+	if chosen != nil {
+		pl.next, pl.detected.Next = chosen, strategyName(chosen)
+	}
+	return href, err
 }
 
 func (w *Walk) report(ctx context.Context, pl *plan, p *Page) {

@@ -28,8 +28,11 @@ type Download interface {
 // NewDownload chooses a download renderer for w as [Auto] does: silent when
 // opt.Quiet, a live bar on a terminal, plain lines otherwise.
 func NewDownload(w io.Writer, opt Options) Download {
-	if opt.Quiet || w == nil {
+	if w == nil || opt.Quiet && !opt.Verbose {
 		return discardDownload{}
+	}
+	if opt.Quiet {
+		return attemptsOnly{&attemptLog{w: w}} // -q -v: the attempt lines alone
 	}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		return NewDownloadBar(w, opt)
@@ -41,6 +44,11 @@ type discardDownload struct{ discard }
 
 func (discardDownload) Begin(int64, int64) {}
 func (discardDownload) Add(int)            {}
+
+type attemptsOnly struct{ *attemptLog }
+
+func (attemptsOnly) Begin(int64, int64) {}
+func (attemptsOnly) Add(int)            {}
 
 // byteMeter is what both download renderers count.
 type byteMeter struct {
@@ -179,16 +187,17 @@ func (d *DownloadLines) Close() error {
 //
 // with stops printed above it.
 type DownloadBar struct {
-	mu     sync.Mutex
-	p      *mpb.Progress
-	bar    *mpb.Bar
-	m      byteMeter
-	status string
-	last   time.Time
-	view   safeString
-	closed bool
-	once   sync.Once
-	err    error
+	mu      sync.Mutex
+	verbose bool
+	p       *mpb.Progress
+	bar     *mpb.Bar
+	m       byteMeter
+	status  string
+	last    time.Time
+	view    safeString
+	closed  bool
+	once    sync.Once
+	err     error
 }
 
 // safeString is text a decorator reads on the bar library's goroutine.
@@ -203,7 +212,7 @@ func (s *safeString) get() string  { s.mu.Lock(); defer s.mu.Unlock(); return s.
 // NewDownloadBar returns the terminal download renderer.
 func NewDownloadBar(w io.Writer, opt Options) *DownloadBar {
 	opt = opt.withDefaults()
-	d := &DownloadBar{}
+	d := &DownloadBar{verbose: opt.Verbose}
 	d.view.set("0 resumes")
 	d.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(opt.Width), mpb.WithAutoRefresh())
 	return d
@@ -258,7 +267,12 @@ func (d *DownloadBar) Report(e Event) {
 		d.status = ""
 	case Stopped:
 		d.status = stopPhrase(e)
-		_, _ = d.p.Write([]byte(stoppedLine(e) + "\n"))
+		if !d.verbose {
+			_, _ = d.p.Write([]byte(stoppedLine(e) + "\n"))
+		}
+	}
+	if line, ok := verboseLine(Options{Verbose: d.verbose}, e); ok {
+		_, _ = d.p.Write([]byte(line + "\n"))
 	}
 	v := plural(d.m.resumes, "resume", "resumes")
 	if d.m.retries > 0 {

@@ -32,6 +32,10 @@ const (
 	// goes only to a [Tracer]'s StartAttempt, never to Report, so renderers
 	// and logs never see it.
 	AttemptStarted
+	// Resumed: the work continues an earlier run that had received Done
+	// pages holding Items rows (and Bytes bytes). Renderers count them as
+	// done, so shares reach 100%, and leave them out of rates and ETAs.
+	Resumed
 )
 
 func (k Kind) String() string {
@@ -54,6 +58,8 @@ func (k Kind) String() string {
 		return "quota seen"
 	case AttemptStarted:
 		return "attempt started"
+	case Resumed:
+		return "resumed"
 	}
 	return "unknown"
 }

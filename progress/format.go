@@ -259,6 +259,13 @@ func quotaLine(e Event) string {
 	return "quota low " + host + ": " + quotaPhrase(e)
 }
 
+// resumedLine renders a Resumed event as where the work picks up:
+//
+//	resuming at row 2001 (page 21)
+func resumedLine(e Event) string {
+	return "resuming at row " + strconv.FormatInt(max(e.Items, 0)+1, 10) + " (page " + strconv.Itoa(max(e.Done, 0)+1) + ")"
+}
+
 // withSuppressed notes on a line how many like it were held back.
 func withSuppressed(line string, n int) string {
 	if n == 0 {

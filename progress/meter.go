@@ -16,12 +16,15 @@ type meter struct {
 	start, last time.Time
 	pages       int
 	rows        int64
-	rowsTotal   int64
-	bytes       int64
-	retries     int
-	stops       int
-	subDone     int
-	subTotal    int
+	// baseRows and baseBytes were received by an earlier run ([Resumed]):
+	// counted as done, not as work of this run's span.
+	baseRows, baseBytes int64
+	rowsTotal           int64
+	bytes               int64
+	retries             int
+	stops               int
+	subDone             int
+	subTotal            int
 }
 
 // add counts e, seen at now.
@@ -47,6 +50,12 @@ func (m *meter) add(e Event, now time.Time) {
 		if e.Total > 0 {
 			m.subTotal = e.Total
 		}
+	case Resumed:
+		m.pages += max(e.Done, 0)
+		m.rows += max(e.Items, 0)
+		m.bytes += max(e.Bytes, 0)
+		m.baseRows += max(e.Items, 0)
+		m.baseBytes += max(e.Bytes, 0)
 	case RetryScheduled:
 		m.retries++
 	case Stopped:
@@ -54,29 +63,40 @@ func (m *meter) add(e Event, now time.Time) {
 	}
 }
 
+// minRateSpan is the shortest span a rate or an ETA is computed over. The
+// first page often arrives milliseconds after the first event, and its rows
+// over that sliver would claim hundreds of thousands of rows a second.
+const minRateSpan = time.Second
+
 // elapsed is the span between the first and the last event.
 func (m *meter) elapsed() time.Duration { return m.last.Sub(m.start) }
 
-// perSecond is n over the elapsed span; ok is false until a span exists.
+// perSecond is n over the elapsed span; ok is false until the span is
+// minRateSpan long.
 func (m *meter) perSecond(n int64) (rate float64, ok bool) {
 	el := m.elapsed()
-	if el <= 0 {
+	if el < minRateSpan {
 		return 0, false
 	}
 	return float64(n) / el.Seconds(), true
 }
+
+// rowRate and byteRate are this run's rates, without what a resumed run
+// had already received.
+func (m *meter) rowRate() (float64, bool)  { return m.perSecond(m.rows - m.baseRows) }
+func (m *meter) byteRate() (float64, bool) { return m.perSecond(m.bytes - m.baseBytes) }
 
 // eta estimates the time left from the sub-requests when their total is
 // known, else from the rows when theirs is; ok is false otherwise.
 func (m *meter) eta() (left time.Duration, ok bool) {
 	el := m.elapsed()
 	switch {
-	case el <= 0:
+	case el < minRateSpan:
 		return 0, false
 	case m.subTotal > 0 && m.subDone > 0:
 		return scale(el, int64(m.subTotal-m.subDone), int64(m.subDone)), true
-	case m.rowsTotal > 0 && m.rows > 0:
-		return scale(el, m.rowsTotal-m.rows, m.rows), true
+	case m.rowsTotal > 0 && m.rows > m.baseRows:
+		return scale(el, m.rowsTotal-m.rows, m.rows-m.baseRows), true
 	}
 	return 0, false
 }

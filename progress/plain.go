@@ -57,6 +57,21 @@ func (p *Plain) Report(e Event) {
 	}
 	t := now(e)
 	p.m.add(e, t)
+	if line, ok := verboseLine(p.opt, e); ok {
+		p.println(line)
+	}
+	switch {
+	case p.opt.Verbose && (e.Kind == RetryScheduled || e.Kind == Waiting || e.Kind == Stopped):
+		// Said in full by the attempt line.
+	default:
+		p.report(e, t)
+	}
+	if line, ok := p.hint.check(e); ok {
+		p.println(line)
+	}
+}
+
+func (p *Plain) report(e Event, t time.Time) {
 	switch e.Kind {
 	case RetryScheduled:
 		p.notice(e, t, retryLine)
@@ -68,9 +83,8 @@ func (p *Plain) Report(e Event) {
 		p.quotaSeen(e, t)
 	case PageReceived, SubrequestDone:
 		p.step(e, t)
-	}
-	if line, ok := p.hint.check(e); ok {
-		p.println(line)
+	case Resumed:
+		p.println(resumedLine(e))
 	}
 }
 

@@ -23,6 +23,13 @@ type Options struct {
 	// Quiet makes [Auto] return [Discard].
 	Quiet bool
 
+	// Verbose adds a line for every attempt, unthrottled, the way curl -v
+	// shows each exchange: its method and redacted URL, its status or
+	// failure class, and the wait that follows with its reason (see
+	// [AttemptLine]). It replaces the throttled retry, waiting and stopped
+	// lines of the plain renderer, which would repeat it.
+	Verbose bool
+
 	// Interval is the shortest time between two progress lines of the plain
 	// renderer (default 5s; negative: a line for every page and
 	// sub-request). It is ignored when Every is positive.
@@ -76,12 +83,16 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Auto chooses a renderer for w: [Discard] when opt.Quiet, live bars
+// Auto chooses a renderer for w: [Discard] when opt.Quiet (only the
+// attempt lines when opt.Verbose is set too, as curl -sv), live bars
 // ([NewTerminal]) when w is an *os.File open on a terminal, plain lines
 // ([NewPlain]) otherwise, which is what a pipe, a file or a CI log needs.
 func Auto(w io.Writer, opt Options) Renderer {
-	if opt.Quiet || w == nil {
+	if w == nil || opt.Quiet && !opt.Verbose {
 		return Discard
+	}
+	if opt.Quiet {
+		return &attemptLog{w: w}
 	}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		return NewTerminal(w, opt)

@@ -90,14 +90,19 @@ func (t *Terminal) Report(e Event) {
 	at := now(e)
 	t.m.add(e, at)
 	var above []string
+	if line, ok := verboseLine(t.opt, e); ok {
+		above = append(above, line)
+	}
 	switch e.Kind {
 	case RetryScheduled, Waiting:
 		t.status, t.statusUntil = waitPhrase(e), at.Add(e.Wait)
 	case Stopped:
 		t.status, t.statusUntil = stopPhrase(e), at
-		if ok, held := t.notices.admit(noticeKey{e.Kind, hostOf(e)}, at); ok {
+		if ok, held := t.notices.admit(noticeKey{e.Kind, hostOf(e)}, at); ok && !t.opt.Verbose {
 			above = append(above, withSuppressed(stoppedLine(e), held))
 		}
+	case Resumed:
+		above = append(above, resumedLine(e))
 	case QuotaSeen:
 		t.quota = ""
 		if e.Remaining >= 0 && t.opt.QuotaLow >= 0 && e.Remaining <= t.opt.QuotaLow {
@@ -158,7 +163,7 @@ func (t *Terminal) render() *termView {
 		rows += "/" + strconv.FormatInt(m.rowsTotal, 10) +
 			" " + strconv.FormatInt(min(100, m.rows*100/m.rowsTotal), 10) + "%"
 	}
-	if r, ok := m.perSecond(m.rows); ok {
+	if r, ok := m.rowRate(); ok {
 		rows += " (" + fmtAmount(r) + "/s)"
 	}
 	if m.subTotal == 0 && m.rowsTotal > 0 && m.rows < m.rowsTotal {
@@ -167,7 +172,7 @@ func (t *Terminal) render() *termView {
 		}
 	}
 	rows += " · " + fmtBytes(m.bytes)
-	if r, ok := m.perSecond(m.bytes); ok {
+	if r, ok := m.byteRate(); ok {
 		rows += " (" + fmtBytes(int64(r)) + "/s)"
 	}
 	v.rows = rows + " · " + plural(m.pages, "page", "pages")

@@ -95,13 +95,35 @@ func (p Policy) ServerWait(hint time.Duration, r float64) time.Duration {
 	return serverWait(hint, r, q.MaxBackoff, q.MaxRetryAfter)
 }
 
-// serverWait returns the wait for a server hint: the hint plus a jitter of up
-// to min(maxBackoff, 1s), capped at maxRetryAfter, so callers handed the same
-// hint do not wake together and a hint of 0 is never an immediate re-send.
+// serverWait returns the wait for a server hint: the hint plus a jitter,
+// capped at maxRetryAfter, so callers handed the same hint do not wake
+// together and a hint of 0 is never an immediate re-send. The jitter is
+// sized to the hint: up to a tenth of it, at least 50ms and at most
+// min(maxBackoff, 1s), so a hint of 1s waits at most 1.1s, not 2s.
 func serverWait(hint time.Duration, r float64, maxBackoff, maxRetryAfter time.Duration) time.Duration {
-	j := jitter(r, min(maxBackoff, time.Second))
+	j := jitter(r, serverJitter(hint, maxBackoff))
 	if hint > maxRetryAfter-j {
 		return maxRetryAfter
 	}
 	return hint + j
+}
+
+// serverJitter is the ceiling of the jitter added to a server's hint.
+func serverJitter(hint, maxBackoff time.Duration) time.Duration {
+	return min(maxBackoff, time.Second, max(hint/10, minServerJitter))
+}
+
+const minServerJitter = 50 * time.Millisecond
+
+// HoldWait returns the wait the transport takes for a pacer's hold h under
+// p, with r in [0,1): the pure function the transport itself uses.
+func (p Policy) HoldWait(h PaceHold, r float64) time.Duration {
+	q := p.withDefaults()
+	return holdWait(h, r, q.MaxBackoff, q.MaxRetryAfter)
+}
+
+// holdWait is a pacing hold plus its jitter (sized by the pacer, capped at
+// maxBackoff), never past limit.
+func holdWait(h PaceHold, r float64, maxBackoff, limit time.Duration) time.Duration {
+	return h.Wait + jitter(r, min(h.Jitter, maxBackoff, limit-h.Wait))
 }

@@ -54,8 +54,10 @@ func TestServerWait(t *testing.T) {
 		want                     time.Duration
 	}{
 		{"hint plus full jitter", 30 * time.Second, 0, 30 * time.Second, time.Minute, 31 * time.Second},
-		{"hint plus half jitter", 2 * time.Second, 0.5, 30 * time.Second, time.Minute, 2500 * time.Millisecond},
-		{"jitter bounded by MaxBackoff", 2 * time.Second, 0, 100 * time.Millisecond, time.Minute, 2100 * time.Millisecond},
+		{"hint plus half jitter, a tenth of the hint", 2 * time.Second, 0.5, 30 * time.Second, time.Minute, 2100 * time.Millisecond},
+		{"a hint of 1s is not 2s", time.Second, 0, 30 * time.Second, time.Minute, 1100 * time.Millisecond},
+		{"a short hint still spreads 50ms", 100 * time.Millisecond, 0, 30 * time.Second, time.Minute, 150 * time.Millisecond},
+		{"jitter bounded by MaxBackoff", 20 * time.Second, 0, 100 * time.Millisecond, time.Minute, 20100 * time.Millisecond},
 		{"capped at MaxRetryAfter", 60 * time.Second, 0, 30 * time.Second, time.Minute, time.Minute},
 		{"zero hint never immediate", 0, 0.9999999999, 30 * time.Second, time.Minute, 1},
 	}

@@ -21,6 +21,16 @@
 // [Policy.MaxRetryAfter] is not obeyed by sleeping: the call stops at once
 // with [ErrRetryAfter] and the response goes back to the caller, who decides.
 //
+// No wait is started that cannot end before the context's deadline: the
+// call stops at once with [ErrDeadline] (which errors.Is matches against
+// [context.DeadlineExceeded]) and the last response, or the last cause.
+//
+// With [Policy.Pace], every response's rate-limit fields are read
+// ([ParseQuota]: the IETF draft's RateLimit and RateLimit-Policy forms and
+// X-RateLimit-*), and a [Pacer] holds the requests that draw a spent quota
+// until its reset, spacing them at the announced rate. A 403 that says it is
+// a rate limit ([IsRateLimit]) is waited out like a 429.
+//
 // Only what a later attempt could survive is re-sent: statuses chosen by
 // [Policy.RetryStatus] ([GatewayStatus] or [AnyServerError]), and transport
 // failures that are transient by type (refused, reset, timeout, unexpected

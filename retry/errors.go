@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -25,7 +26,17 @@ var (
 	// ErrRateLimited: pacing would have to hold the request past
 	// MaxRetryAfter for the host's quota to reset.
 	ErrRateLimited = errors.New("rate limited until a reset beyond MaxRetryAfter")
+	// ErrDeadline: the next wait (a backoff, a Retry-After or a pacing
+	// hold) could not end before the context's deadline, so it was not
+	// started. errors.Is(ErrDeadline, context.DeadlineExceeded) holds.
+	ErrDeadline error = deadlineError{}
 )
+
+type deadlineError struct{}
+
+func (deadlineError) Error() string { return "the next wait would outlast the context's deadline" }
+
+func (deadlineError) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // Error is the evidence of a call that ended without a response: how many
 // attempts were made, why retrying stopped, and the last cause. Use

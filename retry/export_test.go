@@ -14,3 +14,17 @@ func ServerWait(hint time.Duration, r float64, maxBackoff, maxRetryAfter time.Du
 
 // ParseContentRange exposes the Content-Range parser.
 func ParseContentRange(v string) (first, last, total int64, ok bool) { return parseContentRange(v) }
+
+// States returns how many quota states the pacer keeps.
+func (p *Pacer) States() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.count
+}
+
+// Locked runs f with the pacer's lock held, to show f takes no lock.
+func (p *Pacer) Locked(f func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f()
+}

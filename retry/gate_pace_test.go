@@ -83,11 +83,12 @@ func TestPacingHoldsUntilReset(t *testing.T) {
 			}
 			resp.Body.Close()
 		}
-		// The reset plus half of the 1s jitter that spreads held requests.
-		if got := s.times[1].Sub(s.times[0]); got != 20500*time.Millisecond {
-			t.Errorf("second request waited %v, want the 20s reset and 0.5s of jitter", got)
+		// The reset itself: a lone held request has no one to wake apart
+		// from, so it gets no jitter.
+		if got := s.times[1].Sub(s.times[0]); got != 20*time.Second {
+			t.Errorf("second request waited %v, want the 20s reset", got)
 		}
-		if len(waits) != 1 || waits[0].Reason != progress.WaitRateLimited || waits[0].Wait != 20500*time.Millisecond {
+		if len(waits) != 1 || waits[0].Reason != progress.WaitRateLimited || waits[0].Wait != 20*time.Second {
 			t.Errorf("waiting events = %+v", waits)
 		}
 		// Another host is not held.
@@ -156,7 +157,8 @@ func TestPacingOffByDefault(t *testing.T) {
 	})
 }
 
-// Requests held to one reset wake spread over the jitter, not together.
+// Requests held to one reset wake spread over a jitter sized to how many
+// are held (10ms for each held before them), not together.
 func TestPacingSpreadsHeldRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var first atomic.Bool
@@ -189,8 +191,8 @@ func TestPacingSpreadsHeldRequests(t *testing.T) {
 		wg.Wait()
 		distinct := map[time.Duration]bool{}
 		for _, d := range times {
-			if d <= 10*time.Second || d > 11*time.Second {
-				t.Errorf("a held request was sent at %v, want within (10s, 11s]", d)
+			if d < 10*time.Second || d > 10*time.Second+190*time.Millisecond {
+				t.Errorf("a held request was sent at %v, want within [10s, 10.19s]", d)
 			}
 			distinct[d] = true
 		}
@@ -206,36 +208,37 @@ func TestPacerSpacesReleaseByAnnouncedQuota(t *testing.T) {
 	t.Parallel()
 	t0 := time.Unix(1000, 0)
 	var p retry.Pacer
-	p.Observe("api", retry.Quota{Remaining: 0, Reset: 2 * time.Second, Limit: 10, Window: time.Second}, t0)
+	p.Observe("api", "items", retry.Quota{Remaining: 0, Reset: 2 * time.Second, Limit: 10, Window: time.Second}, t0, t0)
 	for i := range 5 {
-		wait, spaced := p.Hold("api", t0)
+		h := p.Hold("api", "items", t0, time.Minute)
 		want := 2*time.Second + time.Duration(i)*100*time.Millisecond
-		if wait != want || !spaced {
-			t.Errorf("held request %d waits %v (spaced %v), want %v", i, wait, spaced, want)
+		if h.Wait != want || h.Jitter != 0 || h.Refused {
+			t.Errorf("held request %d: %+v, want a wait of %v without jitter", i, h, want)
 		}
 	}
-	if wait, _ := p.Hold("other", t0); wait != 0 {
-		t.Errorf("another host waits %v", wait)
+	if h := p.Hold("other", "items", t0, time.Minute); h.Wait != 0 {
+		t.Errorf("another host waits %v", h.Wait)
 	}
 	// After the held requests drained, nothing waits.
-	if wait, _ := p.Hold("api", t0.Add(3*time.Second)); wait != 0 {
-		t.Errorf("after draining a request waits %v", wait)
+	if h := p.Hold("api", "items", t0.Add(3*time.Second), time.Minute); h.Wait != 0 {
+		t.Errorf("after draining a request waits %v", h.Wait)
 	}
-	// Without an announced quota, every held request gets the reset itself
-	// (the transport adds jitter).
+	// Without an announced quota, every held request gets the reset itself,
+	// with a jitter sized to those held before it.
 	var q retry.Pacer
-	q.Observe("api", retry.Quota{Remaining: 0, Reset: time.Second}, t0)
-	for range 3 {
-		if wait, spaced := q.Hold("api", t0); wait != time.Second || spaced {
-			t.Errorf("unannounced quota: wait %v spaced %v", wait, spaced)
+	q.Observe("api", "", retry.Quota{Remaining: 0, Reset: time.Second}, t0, t0)
+	for i := range 3 {
+		h := q.Hold("api", "", t0, time.Minute)
+		if want := time.Duration(i) * 10 * time.Millisecond; h.Wait != time.Second || h.Jitter != want {
+			t.Errorf("unannounced quota, request %d: %+v, want 1s with a jitter of %v", i, h, want)
 		}
 	}
-	// A response that says requests remain lifts a hold that is not draining.
+	// A response that says requests remain lifts a hold.
 	var r retry.Pacer
-	r.Observe("api", retry.Quota{Remaining: 0, Reset: time.Minute}, t0)
-	r.Observe("api", retry.Quota{Remaining: 5, Reset: time.Minute}, t0)
-	if wait, _ := r.Hold("api", t0); wait != 0 {
-		t.Errorf("lifted hold still waits %v", wait)
+	r.Observe("api", "", retry.Quota{Remaining: 0, Reset: time.Minute}, t0, t0)
+	r.Observe("api", "", retry.Quota{Remaining: 5, Reset: time.Minute}, t0, t0)
+	if h := r.Hold("api", "", t0, time.Minute); h.Wait != 0 {
+		t.Errorf("lifted hold still waits %v", h.Wait)
 	}
 }
 

@@ -80,22 +80,47 @@ func TestParseQuota(t *testing.T) {
 		want   retry.Quota
 		ok     bool
 	}{
-		{"structured", http.Header{"Ratelimit": {`"default";r=0;t=30`}}, retry.Quota{Remaining: 0, Reset: 30 * time.Second}, true},
-		{"structured several, tightest wins", http.Header{"Ratelimit": {`"burst";r=5;t=1, "day";r=0;t=3600`}}, retry.Quota{Remaining: 0, Reset: time.Hour}, true},
-		{"older combined form", http.Header{"Ratelimit": {"limit=100, remaining=7, reset=12"}}, retry.Quota{Remaining: 7, Reset: 12 * time.Second}, true},
+		{"structured", http.Header{"Ratelimit": {`"default";r=0;t=30`}}, retry.Quota{Remaining: 0, Reset: 30 * time.Second, Name: "default"}, true},
+		{"structured several, tightest wins", http.Header{"Ratelimit": {`"burst";r=5;t=1, "day";r=0;t=3600`}}, retry.Quota{Remaining: 0, Reset: time.Hour, Name: "day"}, true},
+		{"structured with spaces, as express-rate-limit sends", http.Header{"Ratelimit": {`"50-in-5sec"; r=0; t=4`}, "Ratelimit-Policy": {`"50-in-5sec"; q=50; w=5; pk=:YWJj:`}},
+			retry.Quota{Remaining: 0, Reset: 4 * time.Second, Limit: 50, Window: 5 * time.Second, Name: "50-in-5sec"}, true},
+		{"two stacked limiters, appended", http.Header{"Ratelimit": {`"a"; r=3; t=1`, `"b"; r=0; t=9`}, "Ratelimit-Policy": {`"a"; q=10; w=1`, `"b"; q=30; w=10`}},
+			retry.Quota{Remaining: 0, Reset: 9 * time.Second, Limit: 30, Window: 10 * time.Second, Name: "b"}, true},
+		{"draft-6 with its policy", http.Header{"Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"3"}, "Ratelimit-Limit": {"50"}, "Ratelimit-Policy": {"50;w=5"}},
+			retry.Quota{Remaining: 0, Reset: 3 * time.Second, Limit: 50, Window: 5 * time.Second}, true},
+		{"draft-7 with its policy", http.Header{"Ratelimit": {"limit=50, remaining=0, reset=3"}, "Ratelimit-Policy": {"50;w=5"}},
+			retry.Quota{Remaining: 0, Reset: 3 * time.Second, Limit: 50, Window: 5 * time.Second}, true},
+		{"github resource", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1800000010"}, "X-Ratelimit-Resource": {"search"}},
+			retry.Quota{Remaining: 0, Reset: 10 * time.Second, Name: "search", ResetUnix: true}, true},
+		{"decimal reset", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1.25"}}, retry.Quota{Remaining: 0, Reset: 1250 * time.Millisecond}, true},
+		{"reset beyond a day not believed", http.Header{"Ratelimit": {`"x";r=0;t=2147483647`}}, retry.Quota{Remaining: 0, Name: "x"}, true},
+		{"window beyond a day not believed", http.Header{"Ratelimit": {`"default";r=0;t=2`}, "Ratelimit-Policy": {`"default";q=1;w=2147483647`}},
+			retry.Quota{Remaining: 0, Reset: 2 * time.Second, Name: "default"}, true},
+		{"huge limit not believed", http.Header{"Ratelimit": {`r=0;t=2`}, "Ratelimit-Policy": {`q=99999999999;w=1`}}, retry.Quota{Remaining: 0, Reset: 2 * time.Second}, true},
+		{"overlong digits", http.Header{"X-Ratelimit-Remaining": {"0000000000000000000001"}}, retry.Quota{Remaining: -1}, false},
+		{"older combined form", http.Header{"Ratelimit": {"limit=100, remaining=7, reset=12"}}, retry.Quota{Remaining: 7, Reset: 12 * time.Second, Limit: 100}, true},
 		{"older separate fields", http.Header{"Ratelimit-Remaining": {"3"}, "Ratelimit-Reset": {"9"}}, retry.Quota{Remaining: 3, Reset: 9 * time.Second}, true},
 		{"x-ratelimit delta", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"15"}}, retry.Quota{Remaining: 0, Reset: 15 * time.Second}, true},
-		{"x-ratelimit epoch", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1800000060"}}, retry.Quota{Remaining: 0, Reset: time.Minute}, true},
+		{"x-ratelimit epoch", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1800000060"}}, retry.Quota{Remaining: 0, Reset: time.Minute, ResetUnix: true}, true},
+		{"x-ratelimit with its limit", http.Header{"X-Ratelimit-Remaining": {"19"}, "X-Ratelimit-Reset": {"1800000002"}, "X-Ratelimit-Limit": {"20"}},
+			retry.Quota{Remaining: 19, Reset: 2 * time.Second, Limit: 20, ResetUnix: true}, true},
 		{"malformed remaining ignored", http.Header{"X-Ratelimit-Remaining": {"lots"}}, retry.Quota{Remaining: -1, Reset: 0}, false},
 		{"malformed structured ignored", http.Header{"Ratelimit": {`"x";r=-1;t=zz`}}, retry.Quota{Remaining: -1, Reset: 0}, false},
 		{"garbage reset ignored", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"NaN"}}, retry.Quota{Remaining: 0, Reset: 0}, true},
 		{"nothing", http.Header{}, retry.Quota{Remaining: -1, Reset: 0}, false},
 		{"with its policy", http.Header{"Ratelimit": {`"default";r=0;t=30`}, "Ratelimit-Policy": {`"default";q=100;w=60`}},
-			retry.Quota{Remaining: 0, Reset: 30 * time.Second, Limit: 100, Window: time.Minute}, true},
-		{"tightest policy", http.Header{"Ratelimit": {`"a";r=0;t=1`}, "Ratelimit-Policy": {`"a";q=10;w=1, "b";q=1000;w=3600`}},
+			retry.Quota{Remaining: 0, Reset: 30 * time.Second, Limit: 100, Window: time.Minute, Name: "default"}, true},
+		{"the policy of the same name", http.Header{"Ratelimit": {`"a";r=0;t=1`}, "Ratelimit-Policy": {`"b";q=1000;w=3600, "a";q=10;w=1`}},
+			retry.Quota{Remaining: 0, Reset: time.Second, Limit: 10, Window: time.Second, Name: "a"}, true},
+		{"tightest policy of an unnamed quota", http.Header{"Ratelimit": {`r=0;t=1`}, "Ratelimit-Policy": {`"a";q=10;w=1, "b";q=1000;w=3600`}},
 			retry.Quota{Remaining: 0, Reset: time.Second, Limit: 1000, Window: time.Hour}, true},
+		{"a policy of another limit belongs to another limiter", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Reset": {"1800000001"},
+			"Ratelimit": {"limit=25, remaining=15, reset=3"}, "Ratelimit-Policy": {"25;w=3"}},
+			retry.Quota{Remaining: 0, Reset: time.Second, Limit: 10, ResetUnix: true}, true},
+		{"no policy of that name", http.Header{"Ratelimit": {`"a";r=0;t=1`}, "Ratelimit-Policy": {`"b";q=10;w=1`}},
+			retry.Quota{Remaining: 0, Reset: time.Second, Name: "a"}, true},
 		{"malformed policy ignored", http.Header{"Ratelimit": {`"a";r=0;t=1`}, "Ratelimit-Policy": {`"a";q=x;w=-1`}},
-			retry.Quota{Remaining: 0, Reset: time.Second}, true},
+			retry.Quota{Remaining: 0, Reset: time.Second, Name: "a"}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -107,13 +132,32 @@ func TestParseQuota(t *testing.T) {
 	}
 }
 
+// ParseQuota runs on every response of a paced transport with a reporter:
+// it allocates nothing, whatever the fields say.
+func TestParseQuotaAllocatesNothing(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	headers := []http.Header{
+		{"Ratelimit": {`"50-in-5sec"; r=7; t=4`}, "Ratelimit-Policy": {`"50-in-5sec"; q=50; w=5; pk=:YWJj:`}},
+		{"Ratelimit": {"limit=50, remaining=7, reset=3"}, "Ratelimit-Policy": {"50;w=5"}},
+		{"Ratelimit-Remaining": {"7"}, "Ratelimit-Reset": {"3"}, "Ratelimit-Limit": {"50"}, "Ratelimit-Policy": {"50;w=5"}},
+		{"X-Ratelimit-Remaining": {"7"}, "X-Ratelimit-Reset": {"1800000010"}, "X-Ratelimit-Resource": {"core"}},
+		{"X-Ratelimit-Remaining": {"lots"}, "X-Ratelimit-Reset": {"NaN"}, "Ratelimit": {`"x";r=-1;t=zz`}},
+	}
+	for _, h := range headers {
+		if n := testing.AllocsPerRun(100, func() { retry.ParseQuota(h, now) }); n != 0 {
+			t.Errorf("ParseQuota(%v) allocates %v times", h, n)
+		}
+	}
+}
+
 func FuzzParseQuota(f *testing.F) {
 	f.Add(`"default";r=0;t=30`, "0", "15")
 	f.Add("limit=100, remaining=7, reset=12", "x", "1800000060")
 	f.Fuzz(func(t *testing.T, rl, rem, reset string) {
-		h := http.Header{"Ratelimit": {rl}, "X-Ratelimit-Remaining": {rem}, "X-Ratelimit-Reset": {reset}}
+		h := http.Header{"Ratelimit": {rl}, "X-Ratelimit-Remaining": {rem}, "X-Ratelimit-Reset": {reset}, "Ratelimit-Policy": {rl}}
 		q, ok := retry.ParseQuota(h, time.Unix(1_800_000_000, 0))
-		if ok && (q.Remaining < 0 || q.Reset < 0) {
+		if ok && (q.Remaining < 0 || q.Reset < 0 || q.Reset > retry.MaxQuotaPeriod || q.Window < 0 ||
+			q.Window > retry.MaxQuotaPeriod || q.Limit < 0 || (q.Window > 0 && q.Limit == 0)) {
 			t.Fatalf("ParseQuota gave %+v", q)
 		}
 	})

@@ -76,6 +76,10 @@ type Policy struct {
 	// Pace, when true, reads rate-limit headers and holds requests to a host
 	// whose quota is spent until its reset (bounded by MaxRetryAfter).
 	Pace bool
+	// Quotas keeps the paced quotas (nil: a [Pacer] of the transport's
+	// own). Transports given one store pace as one client: a [*Pacer]
+	// shared in a process, or a store shared between processes.
+	Quotas QuotaStore
 
 	defaultMethods bool // Methods was nil: the idempotent set, checked without folding
 }

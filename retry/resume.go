@@ -181,6 +181,15 @@ func (c *call) resumable(resp *http.Response) resumeState {
 	return st
 }
 
+// header is h.Get(key) for a key already in canonical form: it runs on
+// every response handed over, and Get would canonicalize each key again.
+func header(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 // strongETag reports whether v is a strong entity tag: a quoted string of
 // RFC 9110 etagc characters.
 func strongETag(v string) bool {
@@ -250,6 +259,10 @@ func (b *streamBody) continueAfter(cause error) error {
 				stop = ErrStalled
 			}
 		}
+		// A wait that cannot end before the deadline is not started.
+		if dl, ok := ctx.Deadline(); stop == nil && ok && wait > time.Until(dl) {
+			stop = ErrDeadline
+		}
 		if stop == nil && p.Budget != nil && !p.Budget.Withdraw(time.Now()) {
 			stop = ErrBudget
 		}
@@ -257,7 +270,9 @@ func (b *streamBody) continueAfter(cause error) error {
 			return b.fail(stop, 0, cause)
 		}
 		if p.Reporter != nil {
-			c.emit(progress.Event{Kind: progress.RetryScheduled, Attempt: b.attempts, ErrClass: class,
+			// Numbered like the attempts the policy bounds: those since data
+			// last arrived, so a long download's fifth resume is not "5/4".
+			c.emit(progress.Event{Kind: progress.RetryScheduled, Attempt: st.fails, ErrClass: class,
 				Err: errText(cause), Wait: wait, Reason: resumeReason(k), Bytes: k})
 		}
 		if err := sleepCtx(ctx, wait); err != nil {
@@ -532,14 +547,4 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// header is h.Get(key) for a key already in canonical form: resumable runs
-// on every response handed to a caller, and Get would canonicalise each
-// name again (a third of the cost of a bare client's request).
-func header(h http.Header, key string) string {
-	if v := h[key]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
 }

@@ -61,9 +61,7 @@ func (c *call) handOver(resp *http.Response, attempt int, shared, inAttempt bool
 		return // nothing to watch: the body stays net/http's own
 	}
 	b := &streamBody{c: *c, idle: idle, attempts: attempt, rc: resp.Body, res: res}
-	if idle > 0 {
-		b.born = time.Now()
-	}
+	b.born = c.start // only the stamps' origin: any monotonic time will do
 	if shared {
 		b.tr = c.tracker
 	} else if res.validator != "" {

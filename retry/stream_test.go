@@ -219,6 +219,13 @@ func TestResumeContinuesABrokenBody(t *testing.T) {
 		if got := ev.reasons(progress.RetryScheduled); !equal(got, want) {
 			t.Errorf("retry reasons %q; want %q", got, want)
 		}
+		ev.mu.Lock()
+		for _, e := range ev.es {
+			if e.Kind == progress.RetryScheduled && (e.Attempt != 1 || e.Bytes == 0) {
+				t.Errorf("resume event %+v: want attempt 1 (each break follows progress) and the byte offset", e)
+			}
+		}
+		ev.mu.Unlock()
 		if got := ev.reasons(progress.RequestStarted); len(got) != 1 {
 			t.Errorf("%d RequestStarted events; a continuation is not a new request", len(got))
 		}
@@ -705,6 +712,30 @@ func TestResumeRefusesBytesPastTheLength(t *testing.T) {
 		}
 		if !bytes.Equal(got, s.data) {
 			t.Errorf("caller holds %d bytes; want exactly the %d of the body, nothing past it", len(got), len(s.data))
+		}
+	})
+}
+
+// A continuation whose backoff cannot end before the caller's deadline is
+// not waited for: the read fails at once with ErrDeadline, which is also
+// context.DeadlineExceeded, and nothing more is sent.
+func TestResumeWaitBeyondTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFileServer(50_000, "Etag", `"v1"`)
+		s.cut = 10_000
+		tr := retry.New(s, retry.Policy{InitialBackoff: 10 * time.Second, MaxBackoff: 10 * time.Second, Rand: constRand(0.5)})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		start := time.Now()
+		got, err := readAll(t, tr, ctx)
+		if !errors.Is(err, retry.ErrDeadline) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("read ended with %v; want ErrDeadline", err)
+		}
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("waited %v before giving up; a wait past the deadline is not started", waited)
+		}
+		if len(got) != 10_000 || len(s.requests()) != 1 {
+			t.Errorf("%d bytes, %d requests; want the 10000 that arrived and no continuation", len(got), len(s.requests()))
 		}
 	})
 }

@@ -17,11 +17,12 @@ import (
 // safe for concurrent use, and cheap on the success path: no allocation
 // beyond the wrapped transport's, about a hundred nanoseconds.
 type Transport struct {
-	next    http.RoundTripper
-	raw     Policy // as given, for overrides
-	policy  Policy // with defaults
-	invalid error
-	pacer   Pacer
+	next     http.RoundTripper
+	raw      Policy // as given, for overrides
+	policy   Policy // with defaults
+	invalid  error
+	pacer    Pacer
+	policies policyCache // the last RateLimit-Policy read
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -34,7 +35,9 @@ func New(next http.RoundTripper, p Policy) *Transport {
 	if next == nil {
 		next = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	return &Transport{next: next, raw: p, policy: p.withDefaults(), invalid: p.Validate()}
+	t := &Transport{next: next, raw: p, policy: p.withDefaults(), invalid: p.Validate()}
+	t.pacer.MaxHold = t.policy.MaxRetryAfter
+	return t
 }
 
 // Policy returns the policy the transport was made with.
@@ -90,6 +93,7 @@ type call struct {
 	start   time.Time
 	tracker *liveness.Tracker
 	waited  time.Duration
+	cause   error  // the last failure without a response
 	url     string // redacted, computed on first use
 	cont    bool   // a Range request continuing a broken body (resume.go)
 	// tracer is the Reporter when it is a progress.Tracer; actx is the
@@ -152,41 +156,19 @@ func (c *call) run() (*http.Response, error) {
 		c.emit(progress.Event{Kind: progress.RequestStarted})
 	}
 	host := req.URL.Host
+	var route string
+	if p.Pace {
+		route = Route(req.URL.Path)
+	}
 	var prevWait time.Duration
+	var sent time.Time
 
 	for attempt := 1; ; attempt++ {
-		// Pacing: a host whose quota is spent is waited out before sending.
-		if p.Pace {
-			if wait, spaced := c.t.pacer.Hold(host, time.Now()); wait > 0 {
-				if wait > p.MaxRetryAfter {
-					c.finish(attempt-1, ErrRateLimited, 0, 0, nil)
-					if rep != nil {
-						c.emit(progress.Event{Kind: progress.Stopped, Attempt: attempt - 1, Wait: wait,
-							Reason: ErrRateLimited.Error(), Stop: ErrRateLimited})
-					}
-					if attempt == 1 {
-						closeRequestBody(req) // never handed to the inner transport
-					}
-					return nil, &Error{Method: req.Method, URL: c.redacted(), Attempts: attempt - 1,
-						Reason: ErrRateLimited, Wait: wait}
-				}
-				// Every request held to one reset must not wake at the same
-				// instant, or the reset's first burst spends the new quota at
-				// once: a spaced release already has its own slot; otherwise
-				// the hold is jittered like a server-named wait.
-				if !spaced {
-					wait = serverWait(wait, p.Rand(), p.MaxBackoff, p.MaxRetryAfter)
-				}
-				if rep != nil {
-					c.emit(progress.Event{Kind: progress.Waiting, Attempt: attempt, Wait: wait, Reason: progress.WaitRateLimited})
-				}
-				if err := c.sleep(wait); err != nil {
-					if attempt == 1 {
-						closeRequestBody(req) // never handed to the inner transport
-					}
-					return nil, c.canceled(attempt - 1)
-				}
-				c.ensureTracker().Credit(wait)
+		// Pacing: a quota that is spent is waited out before sending. Later
+		// attempts took their slot with the wait that preceded them.
+		if p.Pace && attempt == 1 {
+			if err := c.paceFirst(host, route); err != nil {
+				return nil, err
 			}
 		}
 
@@ -196,7 +178,7 @@ func (c *call) run() (*http.Response, error) {
 				if attempt == 1 {
 					closeRequestBody(req) // never handed to the inner transport
 				}
-				return nil, c.canceled(attempt - 1)
+				return nil, c.canceled(attempt-1, attempt > 1) // queued for a re-send: still waiting out the last failure
 			}
 			c.tracker.Credit(time.Since(queued))
 		}
@@ -218,6 +200,9 @@ func (c *call) run() (*http.Response, error) {
 		if c.tracker != nil {
 			c.tracker.CountAttempt(attempt > 1)
 		}
+		if p.Pace {
+			sent = time.Now()
+		}
 		resp, err := c.t.next.RoundTrip(areq)
 		if err == nil && resp == nil {
 			err = fmt.Errorf("retry: %T returned neither a response nor an error", c.t.next)
@@ -225,7 +210,8 @@ func (c *call) run() (*http.Response, error) {
 			resp.Body.Close() // a broken RoundTripper; the error wins
 			resp = nil
 		}
-		retryStatus := err == nil && p.RetryStatus(resp.StatusCode)
+		retryStatus := err == nil && (p.RetryStatus(resp.StatusCode) ||
+			resp.StatusCode == http.StatusForbidden && rateLimit403(resp.Header))
 		if inAttempt && err == nil && !retryStatus {
 			var data []byte
 			data, err = readInAttempt(resp, bodyLimit, p.ReadTimeout, cancel, c.tracker)
@@ -243,13 +229,13 @@ func (c *call) run() (*http.Response, error) {
 		}
 		if err != nil && c.ctx.Err() != nil {
 			cancelAttempt(cancel)
-			return nil, c.canceled(attempt)
+			return nil, c.canceled(attempt, false)
 		}
 		if err == nil && !retryStatus {
 			// Accepted on its merits: a success or a status not re-sent.
 			cancelAttempt(cancel)
 			if p.Pace || rep != nil {
-				c.observeQuota(resp)
+				c.observeQuota(resp, route, sent)
 			}
 			c.handOver(resp, attempt, shared, inAttempt)
 			c.finish(attempt, nil, resp.StatusCode, 0, nil)
@@ -273,14 +259,19 @@ func (c *call) run() (*http.Response, error) {
 		if err != nil {
 			class, canRetry = classify(err, areq)
 			cause = redactCause(err, req.URL.String(), c.redacted())
+			c.cause = cause
 			if !canRetry {
 				stopWhy = class
 			}
 		} else {
 			status = resp.StatusCode
 			hint, hasHint = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-			if p.Pace || rep != nil {
-				if q, ok := c.observeQuota(resp); ok && !hasHint && p.Pace && q.Remaining == 0 && q.Reset > 0 {
+			if p.Pace || rep != nil || status == http.StatusForbidden {
+				// A spent quota's reset is the hint of a refusal without a
+				// Retry-After: with pacing on, and always for a 403, which
+				// only a rate limit makes worth re-sending.
+				if q, ok := c.observeQuota(resp, route, sent); ok && !hasHint && (p.Pace || status == http.StatusForbidden) &&
+					q.Remaining == 0 && q.Reset > 0 {
 					hint, hasHint = q.Reset, true // Retry-After takes precedence when both are given
 				}
 			}
@@ -317,15 +308,40 @@ func (c *call) run() (*http.Response, error) {
 				}
 			}
 		}
-		if stop == nil && p.Budget != nil && !p.Budget.Withdraw(time.Now()) {
+		// A wait that cannot end before the deadline is not started.
+		now := time.Now()
+		left, hasDeadline := c.left(now)
+		if stop == nil && hasDeadline && wait > left {
+			stop = ErrDeadline
+		}
+		if stop == nil && p.Budget != nil && !p.Budget.Withdraw(now) {
 			stop = ErrBudget
+		}
+		// The re-send takes its pacing slot now, at the instant it would be
+		// sent, so that a hold it cannot serve stops it with its response
+		// still in hand.
+		var hold time.Duration
+		if stop == nil && p.Pace {
+			limit := p.MaxRetryAfter
+			if hasDeadline {
+				limit = min(limit, left-wait)
+			}
+			h := c.quotas().Hold(host, route, now.Add(wait), limit)
+			switch {
+			case h.Refused && h.Wait > p.MaxRetryAfter:
+				stop = ErrRateLimited
+			case h.Refused:
+				stop = ErrDeadline
+			case h.Wait > 0:
+				hold = c.holdWait(h, limit)
+			}
 		}
 
 		if stop != nil {
 			if hasHint {
 				c.noteHint(hint)
 			}
-			c.finish(attempt, stop, status, hint, cause)
+			c.finish(attempt, stop, status, hint, c.cause)
 			if rep != nil {
 				text := stop.Error()
 				if stopWhy != "" {
@@ -353,13 +369,19 @@ func (c *call) run() (*http.Response, error) {
 			c.emit(progress.Event{Kind: progress.RetryScheduled, Attempt: attempt, Status: status, ErrClass: class,
 				Err: errText(cause), Wait: wait, Reason: reason})
 		}
+		if hold > 0 && rep != nil {
+			c.emit(progress.Event{Kind: progress.Waiting, Attempt: attempt + 1, Wait: hold, Reason: progress.WaitRateLimited})
+		}
 		c.actx = nil // the attempt is over; the wait belongs to the request
-		if err := c.sleep(wait); err != nil {
-			return nil, c.canceled(attempt)
+		if err := c.sleep(wait + hold); err != nil {
+			return nil, c.canceled(attempt, true)
 		}
 		prevWait = wait
 		if hasHint {
 			c.ensureTracker().Credit(wait)
+		}
+		if hold > 0 {
+			c.ensureTracker().Credit(hold)
 		}
 	}
 }
@@ -420,10 +442,15 @@ func (c *call) sleep(d time.Duration) error {
 }
 
 // canceled records a call ended by its caller and returns the context's own
-// error, unwrapped, as the contract promises.
-func (c *call) canceled(attempts int) error {
+// error, unwrapped, as the contract promises. Cancelled during a wait, the
+// outcome keeps the failure that was being waited out as its cause.
+func (c *call) canceled(attempts int, waiting bool) error {
 	err := c.ctx.Err()
-	c.finish(attempts, err, 0, 0, err)
+	cause := err
+	if waiting {
+		cause = c.cause
+	}
+	c.finish(attempts, err, 0, 0, cause)
 	if c.p.Reporter != nil {
 		c.emit(progress.Event{Kind: progress.Stopped, Attempt: attempts, Reason: err.Error(), Stop: err})
 	}
@@ -475,20 +502,21 @@ func (c *call) lastStatus() int {
 
 // observeQuota reads resp's rate-limit fields, feeds the pacer and reports
 // them.
-func (c *call) observeQuota(resp *http.Response) (Quota, bool) {
-	if !hasQuotaFields(resp.Header) {
+func (c *call) observeQuota(resp *http.Response, route string, sent time.Time) (Quota, bool) {
+	f, found := lookupQuota(resp.Header)
+	if !found {
 		return Quota{}, false
 	}
 	now := time.Now()
-	q, ok := ParseQuota(resp.Header, now)
+	q, ok := parseQuota(f, now, &c.t.policies)
 	if !ok {
 		return q, false
 	}
 	if c.p.Pace {
-		c.t.pacer.Observe(c.req.URL.Host, q, now)
+		c.quotas().Observe(c.req.URL.Host, route, q, sent, now)
 	}
 	if c.p.Reporter != nil {
-		c.emit(progress.Event{Kind: progress.QuotaSeen, Status: resp.StatusCode, Remaining: q.Remaining, Reset: q.Reset})
+		c.emit(progress.Event{Kind: progress.QuotaSeen, Time: now, Status: resp.StatusCode, Remaining: q.Remaining, Reset: q.Reset})
 	}
 	return q, true
 }
@@ -535,4 +563,90 @@ func newIdempotencyKey() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
 	return hex.EncodeToString(b[:])
+}
+
+// quotas is where the call's quotas are kept: the policy's store, or the
+// transport's own pacer.
+func (c *call) quotas() QuotaStore {
+	if c.p.Quotas != nil {
+		return c.p.Quotas
+	}
+	return &c.t.pacer
+}
+
+// left returns the time until the context's deadline, if it has one.
+func (c *call) left(now time.Time) (time.Duration, bool) {
+	d, ok := c.ctx.Deadline()
+	if !ok {
+		return 0, false
+	}
+	return d.Sub(now), true
+}
+
+// paceFirst waits out the pacer's hold before the first attempt, or ends
+// the call when the hold is longer than MaxRetryAfter or than the time left
+// before the context's deadline.
+func (c *call) paceFirst(host, route string) error {
+	p := c.p
+	now := time.Now()
+	limit := p.MaxRetryAfter
+	left, hasDeadline := c.left(now)
+	if hasDeadline {
+		limit = min(limit, left)
+	}
+	h := c.quotas().Hold(host, route, now, limit)
+	if h.Wait == 0 {
+		return nil
+	}
+	if h.Refused {
+		reason := ErrRateLimited
+		if h.Wait <= p.MaxRetryAfter {
+			reason = ErrDeadline
+		}
+		c.finish(0, reason, 0, 0, nil)
+		closeRequestBody(c.req) // never handed to the inner transport
+		if p.Reporter != nil {
+			c.emit(progress.Event{Kind: progress.Stopped, Reason: reason.Error(), Wait: h.Wait, Stop: reason})
+		}
+		return &Error{Method: c.req.Method, URL: c.redacted(), Reason: reason, Wait: h.Wait}
+	}
+	wait := c.holdWait(h, limit)
+	if p.Reporter != nil {
+		c.emit(progress.Event{Kind: progress.Waiting, Attempt: 1, Wait: wait, Reason: progress.WaitRateLimited})
+	}
+	if err := c.sleep(wait); err != nil {
+		closeRequestBody(c.req) // never handed to the inner transport
+		return c.canceled(0, true)
+	}
+	c.ensureTracker().Credit(wait)
+	return nil
+}
+
+// holdWait is a pacing hold with its jitter, which never takes the wait past
+// limit.
+func (c *call) holdWait(h PaceHold, limit time.Duration) time.Duration {
+	return holdWait(h, c.p.Rand(), c.p.MaxBackoff, limit)
+}
+
+// rateLimit403 reports whether the fields of a 403 say it is a rate limit,
+// as GitHub's secondary limits do: a Retry-After, or a spent quota.
+func rateLimit403(h http.Header) bool {
+	if _, ok := h["Retry-After"]; ok {
+		return true
+	}
+	q, ok := ParseQuota(h, time.Now())
+	return ok && q.Remaining == 0
+}
+
+// IsRateLimit reports whether resp refuses a request for its rate: a 429,
+// or a 403 carrying a Retry-After or a spent quota (GitHub's primary and
+// secondary limits). A plain 403 is not.
+func IsRateLimit(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests:
+		return true
+	case http.StatusForbidden:
+		return rateLimit403(resp.Header)
+	}
+	return false
 }

@@ -104,13 +104,13 @@ func TestRetryAfterWaits(t *testing.T) {
 		if s.attempts() != 3 {
 			t.Fatalf("attempts = %d, want 3", s.attempts())
 		}
-		// hint 2s + jitter 0.5 × min(30s, 1s)
-		if got := s.times[1].Sub(s.times[0]); got != 2500*time.Millisecond {
-			t.Errorf("wait after Retry-After: 2 = %v, want 2.5s", got)
+		// hint 2s + jitter 0.5 × a tenth of the hint
+		if got := s.times[1].Sub(s.times[0]); got != 2100*time.Millisecond {
+			t.Errorf("wait after Retry-After: 2 = %v, want 2.1s", got)
 		}
-		// hint 0 still waits its jitter: never a zero-delay re-send
-		if got := s.times[2].Sub(s.times[1]); got != 500*time.Millisecond {
-			t.Errorf("wait after Retry-After: 0 = %v, want 0.5s", got)
+		// hint 0 still waits its jitter (0.5 × 50ms): never a zero-delay re-send
+		if got := s.times[2].Sub(s.times[1]); got != 25*time.Millisecond {
+			t.Errorf("wait after Retry-After: 0 = %v, want 25ms", got)
 		}
 	})
 }
@@ -440,13 +440,21 @@ func TestCancellation(t *testing.T) {
 	})
 	t.Run("during a wait", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			s := &script{steps: []func(*http.Request) (*http.Response, error){status(503, "Retry-After", "30")}}
+			ctx, out := retry.WithOutcome(ctx)
+			refused := errors.New("connection refused")
+			s := &script{steps: []func(*http.Request) (*http.Response, error){fail(refused)}}
+			time.AfterFunc(10*time.Second, cancel)
 			start := time.Now()
-			_, err := retry.New(s, retry.Policy{}).RoundTrip(get(ctx, api))
-			if !errors.Is(err, context.DeadlineExceeded) || s.attempts() != 1 || time.Since(start) != 10*time.Second {
-				t.Fatalf("err = %v after %d attempts and %v; want DeadlineExceeded at 10s", err, s.attempts(), time.Since(start))
+			_, err := retry.New(s, retry.Policy{InitialBackoff: time.Minute, MaxBackoff: time.Minute, Rand: constRand(0)}).RoundTrip(get(ctx, api))
+			if !errors.Is(err, context.Canceled) || s.attempts() != 1 || time.Since(start) != 10*time.Second {
+				t.Fatalf("err = %v after %d attempts and %v; want Canceled at 10s", err, s.attempts(), time.Since(start))
+			}
+			// The outcome says who stopped the call and keeps what it was
+			// waiting out.
+			if !errors.Is(out.Stop, context.Canceled) || !errors.Is(out.Cause, refused) || out.Attempts != 1 {
+				t.Errorf("outcome %+v; want Stop Canceled with the refused connection as its cause", out)
 			}
 		})
 	})
@@ -501,7 +509,7 @@ func TestEvents(t *testing.T) {
 			{progress.RequestStarted, 0, 0, "", 0, ""},
 			{progress.RetryScheduled, 1, 503, "", 500 * time.Millisecond, progress.WaitBackoff},
 			{progress.RetryScheduled, 2, 0, "refused", time.Second, progress.WaitBackoff},
-			{progress.RetryScheduled, 3, 429, "", 2 * time.Second, progress.WaitServerHint},
+			{progress.RetryScheduled, 3, 429, "", 1100 * time.Millisecond, progress.WaitServerHint},
 			{progress.RequestFinished, 4, 200, "", 0, ""},
 		}
 		if len(events) != len(want) {

@@ -63,7 +63,7 @@ func nextFromLink(h http.Header) string {
 }
 
 type linksPage struct {
-	Items []steadytest.Row `json:"items"`
+	Items []steadytest.Row `json:"features"`
 	Links []struct {
 		Rel  string `json:"rel"`
 		Href string `json:"href"`

@@ -38,7 +38,7 @@ const (
 	// limit query parameters.
 	LinkHeader Style = iota
 	// JSONLinks: the body is {"numberMatched": N, "numberReturned": n,
-	// "items": [...], "links": [...]}, where links holds {"rel": "self",
+	// "features": [...], "links": [...]}, where links holds {"rel": "self",
 	// "href": URL} and, while there are more pages, {"rel": "next", "href":
 	// URL}, in the manner of OGC API Features. Pages are addressed by
 	// offset and limit. Every style also sends X-Total-Count.
@@ -79,8 +79,9 @@ type ServerOptions struct {
 
 	// Style is how pages are linked. The zero value is [LinkHeader].
 	Style Style
-	// ItemsKey is the JSON key holding a page's rows. Zero means "items" for
-	// [JSONLinks] and "data" for [Cursor]; for [LinkHeader] an empty key
+	// ItemsKey is the JSON key holding a page's rows. Zero means "features"
+	// for [JSONLinks], as OGC API Features and STAC name it, and "data" for
+	// [Cursor]; for [LinkHeader] an empty key
 	// means the body is a bare array.
 	ItemsKey string
 	// CursorParam is the query parameter that carries a cursor ([Cursor]
@@ -169,7 +170,7 @@ func (o ServerOptions) withDefaults() ServerOptions {
 	if o.ItemsKey == "" {
 		switch o.Style {
 		case JSONLinks:
-			o.ItemsKey = "items"
+			o.ItemsKey = "features"
 		case Cursor:
 			o.ItemsKey = "data"
 		}

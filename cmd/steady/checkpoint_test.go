@@ -155,7 +155,7 @@ func TestHarvestCrashRefetchesOnlyUnrecordedPages(t *testing.T) {
 	}
 	defer client.CloseIdleConnections()
 	origin, _ := url.Parse(target)
-	j := &job{client: client, origin: origin, pages: "link", next: paginate.LinkHeader, format: "jsonl", out: out,
+	j := &job{client: client, origin: origin, pages: "auto", next: paginate.Auto, items: paginate.FindItems, format: "jsonl", out: out,
 		statePages: 7, stateInterval: time.Hour,
 		wrap: func(w io.Writer) io.Writer { return &crashAfter{w: w, n: 3} }}
 	func() {
@@ -180,7 +180,7 @@ func TestHarvestCrashRefetchesOnlyUnrecordedPages(t *testing.T) {
 		t.Fatalf("%d pages fetched before the crash, want 28 (or 29, one ahead of the writes)", before)
 	}
 	resumed.Store(true)
-	if code, _, errText := cli(t, "harvest", "-q", "--pages", "link", target, "-o", out, "--resume"); code != exitOK {
+	if code, _, errText := cli(t, "harvest", "-q", target, "-o", out, "--resume"); code != exitOK {
 		t.Fatalf("resume: %d %q", code, errText)
 	}
 	mu.Lock()

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -46,7 +47,14 @@ through it: rate limits with Retry-After (in seconds and as dates), 502s,
 503s and 504s, reset connections before and during bodies, truncated
 bodies, stalls and hangs, slow drips and a request quota. It then checks
 that exactly the ids 1..N arrived, once each, and prints what it took:
-pages, attempts, retries by cause, time spent waiting by reason.`,
+pages, attempts, retries by cause, time spent waiting by reason.
+
+Its client is tuned for a server on loopback (12 attempts a request, a 30s
+stall budget, 750ms read timeout); --retries, --stall-timeout,
+--read-timeout, --connect-timeout, --max-retry-after and their variables
+override that tuning, so you can watch a policy fail where the faults are
+too much for it. A page walk sends one request at a time, so --concurrent
+has nothing to bound here.`,
 		Example: `  steady demo
   steady demo --rows 20000 --faults mild --seed 7
   steady demo --style cursor -o rows.jsonl`,
@@ -66,7 +74,7 @@ pages, attempts, retries by cause, time spent waiting by reason.`,
 			pages, items := "link", ""
 			switch st {
 			case steadytest.JSONLinks:
-				pages, items = "json-links", "items"
+				pages, items = "json-links", "features"
 			case steadytest.Cursor:
 				pages, items = "cursor:next_cursor:cursor", "data"
 			}
@@ -74,7 +82,8 @@ pages, attempts, retries by cause, time spent waiting by reason.`,
 			if err != nil {
 				return err
 			}
-			if out == "" {
+			temporary := out == ""
+			if temporary {
 				f, err := os.CreateTemp("", "steady-demo-*.jsonl")
 				if err != nil {
 					return err
@@ -96,22 +105,33 @@ pages, attempts, retries by cause, time spent waiting by reason.`,
 			policy := retry.Policy{MaxAttempts: 12, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 2 * time.Second,
 				MaxRetryAfter: 10 * time.Second, StallTimeout: 30 * time.Second, ReadTimeout: demoAttemptTimeout,
 				RetryStatus: retry.AnyServerError, Pace: true, Reporter: rep}
-			client, err := steady.New(steady.Options{Policy: policy, Reporter: rep,
-				ConnectTimeout: 2 * time.Second, ResponseHeaderTimeout: demoAttemptTimeout})
+			opt := steady.Options{Policy: policy, Reporter: rep,
+				ConnectTimeout: 2 * time.Second, ResponseHeaderTimeout: demoAttemptTimeout}
+			// The tuning above is the demo's default; a setting the user gave
+			// (a flag, or its variable) wins, as in every other command.
+			s, err := g.settings()
 			if err != nil {
 				r.Close()
 				return err
 			}
+			s.APIKey = "" // the demo's server takes no key
+			opt = steady.ApplySettings(opt, s, config.DefaultPrefix)
+			client, err := steady.New(opt)
+			if err != nil {
+				r.Close()
+				return &usageError{err: err}
+			}
 			defer client.CloseIdleConnections()
 
-			fmt.Fprintf(cmd.OutOrStdout(), "steady demo: harvesting %d rows from a flaky API at %s (faults: %s, seed %d, %s pages)\n",
-				rows, srv.URL, faults, seed, st)
+			fmt.Fprintf(cmd.OutOrStdout(), "steady demo: harvesting %s from a flaky API at %s (faults: %s, seed %d, %s pages)\n",
+				plural(rows, "row", "rows"), srv.URL, faults, seed, st)
+			fmt.Fprintf(cmd.OutOrStdout(), "  client:   %s\n", demoClientLine(client.Options()))
 			j := &job{client: client, origin: target, pages: pages, next: next, items: items,
 				format: "jsonl", out: out, force: force}
 			res, err := j.run(cmd.Context(), rep)
 			r.Close()
 			if err != nil {
-				return err
+				return demoFailed(err, out, temporary)
 			}
 			check, err := checkIDs(out, rows)
 			if err != nil {
@@ -131,7 +151,40 @@ pages, attempts, retries by cause, time spent waiting by reason.`,
 	f.StringVar(&style, "style", "link", "pagination style: link, json-links or cursor")
 	f.StringVarP(&out, "output", "o", "", "write the rows here (default: a new temporary file)")
 	f.BoolVar(&force, "force", false, "replace an existing output")
+	completeValues(cmd, "faults", faultChoices...)
+	completeValues(cmd, "style", styleChoices...)
 	return cmd
+}
+
+// demoFailed explains a demo harvest that did not finish. Its server ends
+// with the demo, so there is nothing to --resume: the hint is dropped (and
+// with it exit 3), and the files of a temporary output are removed.
+func demoFailed(err error, out string, temporary bool) error {
+	if temporary {
+		os.Remove(partialPath(out))
+		os.Remove(statePath(out))
+	}
+	var ie *interruptedError
+	if errors.As(err, &ie) {
+		return fmt.Errorf("%w; the demo's server ends with the demo, so run it again to start over", ie.err)
+	}
+	return err
+}
+
+// demoClientLine states the settings the demo's client runs with:
+//
+//	up to 12 attempts a request, stall budget 30s, read timeout 750ms, connect timeout 2s, Retry-After slept up to 10s
+func demoClientLine(o steady.Options) string {
+	budget := "off"
+	if o.Policy.StallTimeout > 0 {
+		budget = o.Policy.StallTimeout.String()
+	}
+	read := "off"
+	if o.Policy.ReadTimeout > 0 {
+		read = o.Policy.ReadTimeout.String()
+	}
+	return fmt.Sprintf("up to %s a request, stall budget %s, read timeout %s, connect timeout %s, Retry-After slept up to %s",
+		plural(o.Policy.MaxAttempts, "attempt", "attempts"), budget, read, o.ConnectTimeout, o.Policy.MaxRetryAfter)
 }
 
 // causeCount counts re-sends by what caused them: a status, or a failure
@@ -176,7 +229,7 @@ func (c idCheck) String() string {
 	if c.exact() {
 		return fmt.Sprintf("ids 1..%d exactly once (no gap, no duplicate)", c.n)
 	}
-	return fmt.Sprintf("%d rows for ids 1..%d: %d missing, %d duplicated, %d outside the range", c.rows, c.n, c.missing, c.dups, c.outside)
+	return fmt.Sprintf("%s for ids 1..%d: %d missing, %d duplicated, %d outside the range", plural(c.rows, "row", "rows"), c.n, c.missing, c.dups, c.outside)
 }
 
 // checkIDs reads the output back and checks that each id 1..n is there once.
@@ -220,7 +273,7 @@ func writeDemoSummary(w io.Writer, res result, check idCheck, out string, counts
 	fmt.Fprintf(w, "  rows:     %d, %s\n", check.rows, check)
 	fmt.Fprintf(w, "  output:   %s\n", out)
 	fmt.Fprintf(w, "  pages:    %d\n", res.pages)
-	fmt.Fprintf(w, "  attempts: %d (%d retries)\n", counts.Attempts(), counts.Retries)
+	fmt.Fprintf(w, "  attempts: %d (%s)\n", counts.Attempts(), plural(counts.Retries, "retry", "retries"))
 	fmt.Fprintf(w, "  retries by cause: %s\n", joinCounts(causes, func(v int) string { return fmt.Sprint(v) }))
 	fmt.Fprintf(w, "  waited:   %s\n", joinCounts(counts.WaitedByReason, func(d time.Duration) string { return d.Round(time.Millisecond).String() }))
 	fmt.Fprintf(w, "  elapsed:  %s\n", res.elapsed.Round(time.Millisecond))

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady"
-	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/progress"
 )
 
@@ -88,7 +87,7 @@ func (d *download) loadPartial() (*partialRecord, int64, error) {
 	}
 	if r.URL != stripCredentials(d.target, d.client.Redactor()) {
 		return nil, 0, usagef("%s holds a download of %s, not of this URL; remove it, or choose another output",
-			part, credentials.RedactURLString(r.URL))
+			part, d.client.Redactor().URLString(r.URL))
 	}
 	size := pst.Size()
 	if r.Length >= 0 && size > r.Length {
@@ -122,7 +121,7 @@ func (d *download) run(req *http.Request) error {
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return err
+		return withServerMessage(err)
 	}
 	defer resp.Body.Close()
 
@@ -187,8 +186,9 @@ func (d *download) run(req *http.Request) error {
 		if req.Context().Err() != nil {
 			err = errors.New("interrupted")
 		}
+		red := d.client.Redactor()
 		return &interruptedError{err: fmt.Errorf("reading the body of %s stopped at byte %d: %w",
-			credentials.RedactURL(d.target), have+n, err), state: part}
+			red.URL(d.target), have+n, red.Error(err)), state: part}
 	}
 	got := have + n
 	if rec.Length >= 0 && got != rec.Length {
@@ -251,7 +251,8 @@ func (d *download) skipOverlap(f *os.File, body io.Reader, have int64) error {
 		return fmt.Errorf("reading %s: %w", partialPath(d.out), err)
 	}
 	if _, err := io.ReadFull(body, theirs[:]); err != nil {
-		return &interruptedError{err: fmt.Errorf("reading the body of %s: %w", credentials.RedactURL(d.target), err), state: partialPath(d.out)}
+		red := d.client.Redactor()
+		return &interruptedError{err: fmt.Errorf("reading the body of %s: %w", red.URL(d.target), red.Error(err)), state: partialPath(d.out)}
 	}
 	if mine != theirs {
 		return fmt.Errorf("refusing to continue %s: its last byte differs from the server's byte %d, so the partial is not a prefix of this body; remove it to start again",

@@ -113,7 +113,7 @@ server still has the same body. FILE appears only when complete.`,
 			defer out.abort()
 			resp, err := client.Do(req)
 			if err != nil {
-				return err
+				return withServerMessage(err)
 			}
 			defer resp.Body.Close()
 			bar.Begin(0, resp.ContentLength)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,9 @@ type job struct {
 	// bounds: tests make a crash's cost exact with them.
 	statePages    int
 	stateInterval time.Duration
+	// detected, when set, is told once, after the first page, what the
+	// walk found out for itself (--pages auto, --items not given).
+	detected func(paginate.Detected)
 }
 
 type result struct {
@@ -55,9 +59,11 @@ type result struct {
 	complete bool
 }
 
-// parsePages reads --pages: link, json-links or cursor:FIELD:PARAM.
+// parsePages reads --pages: auto, link, json-links or cursor:FIELD:PARAM.
 func parsePages(s string) (paginate.Next, error) {
 	switch {
+	case s == "auto":
+		return paginate.Auto, nil
 	case s == "link":
 		return paginate.LinkHeader, nil
 	case s == "json-links":
@@ -71,7 +77,7 @@ func parsePages(s string) (paginate.Next, error) {
 			return paginate.Cursor(parts[1], parts[2]), nil
 		}
 	}
-	return nil, usagef("--pages %q: want link, json-links or cursor:FIELD:PARAM", s)
+	return nil, usagef("--pages %q: want auto, link, json-links or cursor:FIELD:PARAM", s)
 }
 
 // formatOf picks the output format from --format or the file's extension.
@@ -117,6 +123,10 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 	out := &byteCounter{w: w, n: st.Offset}
 	sink := newSink(j.format, out, st.Columns)
 	res.rows, res.pages = st.Rows, st.Done
+	if j.resume {
+		// Progress counts the rows and pages already in the file as done.
+		progress.Emit(rep, progress.Event{Kind: progress.Resumed, Done: st.Done, Items: st.Rows})
+	}
 	if j.maxRows > 0 && st.Rows >= int64(j.maxRows) {
 		return res, j.finish(file, st, &res)
 	}
@@ -144,12 +154,15 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 	writeFailed := false
 	for page, werr := range ahead(ctx, walk.All) {
 		if werr != nil {
-			err = rateLimited(werr, outcome)
+			err = rateLimited(inFlagWords(werr), outcome)
 			var pe *paginate.Error
 			if errors.As(werr, &pe) && errors.Is(pe, paginate.ErrCrossHost) {
 				err = fmt.Errorf("%w; --allow-host %s follows it, if that host is trusted", err, pe.Host)
 			}
 			break
+		}
+		if page.Number == 1 && j.detected != nil {
+			j.detected(walk.Summary().Detected)
 		}
 		// A page counts only once it is written: until then the state on
 		// disk still names it, so a failed write (a CSV item that is not
@@ -295,8 +308,8 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 	case j.resume && old == nil:
 		return nil, nil, usagef("nothing to resume: %s does not exist", state)
 	case j.resume:
-		if old.URL != fresh.URL || old.Pages != fresh.Pages || old.Items != fresh.Items || old.Format != fresh.Format || old.MaxRows != fresh.MaxRows {
-			return nil, nil, usagef("the saved harvest in %s is of %s with other options; repeat its command line or use --force", state, j.client.Redactor().URLString(old.URL))
+		if what := stateDiffers(old, fresh, j.client.Redactor()); what != "" {
+			return nil, nil, usagef("cannot resume: the saved harvest in %s was made with %s; repeat its command line, or start over with --force", state, what)
 		}
 		// The state is a file anyone with access to the directory could
 		// edit: its next page must be one a link could have led to.
@@ -400,14 +413,14 @@ func (j *job) interrupted(err error, st *harvestState) error {
 		// Nothing to resume from (a refused next link): keep the rows, drop
 		// the state, so no resume can fetch a written page again.
 		os.Remove(statePath(j.out))
-		return fmt.Errorf("%w (the %d rows received are kept in %s; the walk cannot be resumed past this link)",
-			err, st.Rows, partialPath(j.out))
+		return fmt.Errorf("%w (the %s received are kept in %s; the walk cannot be resumed past this link)",
+			err, plural(st.Rows, "row", "rows"), partialPath(j.out))
 	}
 	if transient(err) {
 		return &interruptedError{err: err, state: statePath(j.out)}
 	}
-	return fmt.Errorf("%w (the %d rows received are kept in %s; --resume continues after the cause is fixed)",
-		err, st.Rows, partialPath(j.out))
+	return fmt.Errorf("%w (the %s received are kept in %s; --resume continues after the cause is fixed)",
+		err, plural(st.Rows, "row", "rows"), partialPath(j.out))
 }
 
 // rateLimitedError is a walk stopped by a rate limit that steady would not
@@ -484,12 +497,16 @@ func newHarvest(g *globals) *cobra.Command {
 		Long: `harvest follows next-page links from URL and streams every item to the
 output as it arrives; memory stays flat however large the collection.
 
-Pages are linked by an RFC 8288 Link header (--pages link, the default), by
-OGC API / STAC JSON links (--pages json-links), or by a cursor field in the
-body sent back as a query parameter (--pages cursor:FIELD:PARAM). --items
-names where the items are in each page (a dotted path such as data or
-result.items; empty for a top-level array). Next links to another host, to
-plain http from https, or seen before end the walk with an error.
+Pages are linked by an RFC 8288 Link header (--pages link), by OGC API /
+STAC JSON links (--pages json-links), or by a cursor field in the body sent
+back as a query parameter (--pages cursor:FIELD:PARAM). The default, --pages
+auto, tells the first two apart on the first page that names a next one.
+--items names where the items are in each page (a dotted path such as data
+or result.items; "" for a top-level array); by default they are found on the
+first page: the page itself when it is an array, else the first array among
+features, items, data and results. What was detected is said once on stderr.
+Next links to another host (unless --allow-host names it), to plain http
+from https, or seen before end the walk with an error.
 
 With -o the output appears only when the walk is complete: items go to
 FILE.partial and FILE.state.json records each finished page. After an
@@ -504,7 +521,8 @@ column, _extra. Without -o, or with -o -, items are written to stdout as
 JSONL; a FIFO or device (/dev/null) is written into, never replaced, with no
 resume; a symbolic link as the output is refused.`,
 		Example: `  steady harvest https://api.example.gov/v1/items -o items.jsonl
-  steady harvest https://api.example.gov/collections/x/items --pages json-links --items features -o x.csv
+  steady harvest https://api.example.gov/collections/x/items --items features -o x.csv
+  steady harvest http://127.0.0.1:8080/items --allow-host 127.0.0.1:9090 -o rows.jsonl
   steady harvest https://api.example.gov/v1/events --pages cursor:next_cursor:cursor --items data --max-rows 5000
   steady harvest https://api.example.gov/v1/items -o items.jsonl --resume`,
 		Args: exactlyOneURL,
@@ -527,13 +545,14 @@ resume; a symbolic link as the output is refused.`,
 			if err != nil {
 				return err
 			}
-			for _, h := range allow {
-				if h == "" || strings.ContainsAny(h, "/ \t\r\n@") {
-					return usagef("--allow-host %q: want a host or host:port", h)
-				}
-			}
 			if !cmd.Flags().Changed("items") {
-				items = defaultItems(pages)
+				items = paginate.FindItems
+			} else if err := checkItemsPath(items); err != nil {
+				return err
+			}
+			hosts, err := allowedHosts(allow)
+			if err != nil {
+				return err
 			}
 			// A regular file gets a partial file and a state; standard
 			// output and special files are streamed into, with no resume.
@@ -566,19 +585,22 @@ resume; a symbolic link as the output is refused.`,
 				return err
 			}
 			defer client.CloseIdleConnections()
-			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total, allow: allow,
+			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total, allow: hosts,
 				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force}
+			if !g.quiet && (pages == "auto" || items == paginate.FindItems) {
+				j.detected = func(d paginate.Detected) { fmt.Fprintln(g.stderr, detectedLine(d, pages, items)) }
+			}
 			res, err := j.run(cmd.Context(), r)
 			r.Close()
 			if err == nil && file != "" && !g.quiet {
-				fmt.Fprintf(g.stderr, "harvested %d rows in %d pages into %s (%s)\n", res.rows, res.pages, out, res.elapsed.Round(time.Millisecond))
+				fmt.Fprintf(g.stderr, "harvested %s in %s into %s (%s)\n", plural(res.rows, "row", "rows"), plural(res.pages, "page", "pages"), out, res.elapsed.Round(time.Millisecond))
 			}
 			return err
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&pages, "pages", "link", "how pages are linked: link, json-links or cursor:FIELD:PARAM")
-	f.StringVar(&items, "items", "", "where the items are in a page (default: top-level array; features for json-links; data for cursor)")
+	f.StringVar(&pages, "pages", "auto", "how pages are linked: auto, link, json-links or cursor:FIELD:PARAM")
+	f.StringVar(&items, "items", "", `where the items are in a page, a dotted path ("" for a top-level array; default: found on the first page)`)
 	f.StringVarP(&out, "output", "o", "", "output file, .jsonl or .csv (default: JSONL on stdout)")
 	f.StringVar(&total, "total", "", "where the first page says how many items there are, a dotted path such as meta.total (default: the X-Total-Count header, or numberMatched)")
 	f.StringArrayVar(&allow, "allow-host", nil, "a host (host or host:port) that next links and redirects may lead to besides the URL's own (repeatable); the API key is never sent there")
@@ -586,15 +608,101 @@ resume; a symbolic link as the output is refused.`,
 	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")
 	f.BoolVar(&force, "force", false, "replace an existing output, or start an interrupted harvest over")
+	completeValues(cmd, "pages", pagesChoices...)
+	completeValues(cmd, "format", "jsonl\tone JSON value a line", "csv\tcomma-separated, a header of the first page's keys")
 	return cmd
 }
 
-func defaultItems(pages string) string {
+// inFlagWords restates a walk error's advice with the flag that takes it.
+func inFlagWords(err error) error {
+	var pe *paginate.Error
+	if errors.As(err, &pe) && errors.Is(pe.Err, paginate.ErrNoItems) && pe.Hint != "" {
+		pe.Hint = "use --items to say where the items are"
+	}
+	return err
+}
+
+// checkItemsPath refuses an --items path the walk could not follow.
+func checkItemsPath(items string) error {
+	if items == "" {
+		return nil
+	}
+	for _, seg := range strings.Split(items, ".") {
+		if seg == "" {
+			return usagef("--items %q: a key of the path is empty; want a dotted path such as data or result.items, or \"\" for a top-level array", items)
+		}
+	}
+	return nil
+}
+
+// allowedHosts checks --allow-host values: a host or host:port, nothing
+// else, so a URL pasted by mistake does not allow more or less than meant.
+func allowedHosts(list []string) ([]string, error) {
+	var hosts []string
+	for _, h := range list {
+		u, err := url.Parse("http://" + h)
+		if h == "" || err != nil || u.Host != h || u.User != nil || u.Hostname() == "" || strings.ContainsAny(h, "/?#@ ") {
+			return nil, usagef("--allow-host %q: want a host or host:port, such as api.example.gov or 127.0.0.1:9090", h)
+		}
+		hosts = append(hosts, strings.ToLower(h))
+	}
+	return hosts, nil
+}
+
+// detectedLine says what the walk found out for itself, with the flags
+// that would make it explicit:
+//
+//	detected: pages linked by the Link header (--pages link), items at features (--items features)
+func detectedLine(d paginate.Detected, pages, items string) string {
+	var parts []string
+	if pages == "auto" {
+		switch d.Next {
+		case "link":
+			parts = append(parts, "pages linked by the Link header (--pages link)")
+		case "json-links":
+			parts = append(parts, `pages linked by the body's "links" (--pages json-links)`)
+		default:
+			parts = append(parts, "a single page (no next link)")
+		}
+	}
+	if items == paginate.FindItems && d.ItemsFound {
+		if d.Items == "" {
+			parts = append(parts, `items: the top-level array (--items "")`)
+		} else {
+			parts = append(parts, "items at "+d.Items+" (--items "+d.Items+")")
+		}
+	}
+	return "detected: " + strings.Join(parts, ", ")
+}
+
+// stateDiffers names the first option of a saved harvest that differs from
+// the one asked for, as the user would type it; "" when none does.
+func stateDiffers(old, fresh *harvestState, r *credentials.Redactor) string {
+	shown := func(flag, v string) string {
+		if v == paginate.FindItems {
+			return "no " + flag
+		}
+		return flag + " " + strconv.Quote(v)
+	}
 	switch {
-	case pages == "json-links":
-		return "features"
-	case strings.HasPrefix(pages, "cursor:"):
-		return "data"
+	case old.URL != fresh.URL:
+		return "another URL, " + r.URLString(old.URL)
+	case old.Pages != fresh.Pages:
+		return shown("--pages", old.Pages) + ", not " + shown("--pages", fresh.Pages)
+	case old.Items != fresh.Items:
+		return shown("--items", old.Items) + ", not " + shown("--items", fresh.Items)
+	case old.Format != fresh.Format:
+		return "--format " + old.Format + ", not --format " + fresh.Format
+	case old.MaxRows != fresh.MaxRows:
+		return fmt.Sprintf("--max-rows %d, not --max-rows %d", old.MaxRows, fresh.MaxRows)
 	}
 	return ""
+}
+
+// plural returns "1 row" or "2 rows".
+func plural[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(int64(n), 10) + " " + many
 }

@@ -175,7 +175,7 @@ func TestHarvestFailingWriterKeepsResumePoint(t *testing.T) {
 			}
 			defer client.CloseIdleConnections()
 			origin, _ := url.Parse(srv.URL + "/items?limit=100")
-			j := &job{client: client, origin: origin, pages: "link", next: paginate.LinkHeader,
+			j := &job{client: client, origin: origin, pages: "auto", next: paginate.Auto, items: paginate.FindItems,
 				format: "jsonl", out: out,
 				wrap: func(w io.Writer) io.Writer { return &failAfter{w: w, limit: 20000, err: cause} }}
 			_, err = j.run(context.Background(), nil)

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 )
 
@@ -167,7 +169,7 @@ func createOutput(ctx context.Context, path string, force bool, stdout io.Writer
 		}
 		o.w = o.f
 	default:
-		if o.f, err = os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*"); err != nil {
+		if o.f, err = createTemp(path); err != nil {
 			return nil, usagef("cannot write the output %s: %v", path, unwrapPathError(err))
 		}
 		o.w = o.f
@@ -264,6 +266,26 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// outputPerm is the mode an output is created with: the usual 0666, less
+// the umask, as the shell's > and every common tool give a new file. The
+// temporary file is renamed to the output, so its mode is the output's.
+const outputPerm = 0o666
+
+// createTemp creates a new temporary file beside path, for the output
+// renamed over path when complete. Unlike os.CreateTemp (0600), it takes
+// outputPerm less the umask, so the finished output has the usual mode.
+func createTemp(path string) (*os.File, error) {
+	dir, prefix := filepath.Dir(path), "."+filepath.Base(path)+".tmp-"
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|noFollow|noCTTY, outputPerm)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		return f, err
+	}
+}
+
 // writeFileAtomic replaces path with data so that a crash at any moment
 // leaves either the old content or the new, whole: a temporary file
 // beside it, fsync, rename, fsync of the directory.
@@ -313,7 +335,7 @@ func openPrivate(path string, create bool) (*os.File, error) {
 	if create {
 		flag |= os.O_CREATE | os.O_EXCL
 	}
-	f, err := os.OpenFile(path, flag, 0o644)
+	f, err := os.OpenFile(path, flag, outputPerm)
 	switch {
 	case errors.Is(err, syscall.ELOOP):
 		return nil, usagef("%s is a symbolic link, not a file steady made; remove it, or choose another output", path)

@@ -328,7 +328,7 @@ func TestHarvestPartialHardLinkIsNotWrittenThrough(t *testing.T) {
 
 	// Resume onto a partial file that is a hard link to the victim.
 	os.Remove(out)
-	os.WriteFile(statePath(out), []byte(`{"version":1,"url":"`+srv.URL+`/items?limit=5","pages":"link","items":"","format":"jsonl","next":"`+srv.URL+`/items?limit=5","offset":0}`), 0o644)
+	os.WriteFile(statePath(out), []byte(`{"version":1,"url":"`+srv.URL+`/items?limit=5","pages":"auto","items":"*","format":"jsonl","next":"`+srv.URL+`/items?limit=5","offset":0}`), 0o644)
 	os.Link(target, partialPath(out))
 	code, _, errText := cli(t, "harvest", "-q", srv.URL+"/items?limit=5", "-o", out, "--resume")
 	if code != exitUsage || !strings.Contains(errText, "hard links") {

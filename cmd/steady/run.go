@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/config"
@@ -25,13 +27,17 @@ const (
 
 // run is the whole program: tests call it directly.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRoot(stdin, stdout, stderr)
+	root, g := newRoot(stdin, stdout, stderr)
+	defer g.stopClock()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
 	code := exitCode(err)
+	if mt := g.maxTimeHit(err); mt != nil {
+		err = fmt.Errorf("%w: %w", mt, err)
+	}
 	msg := oneLine(err)
 	if code == exitFailed && ctx.Err() != nil {
 		// The user stopped the run (Ctrl-C, SIGTERM): whatever failed
@@ -103,8 +109,9 @@ func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
-func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *globals) {
 	g := &globals{stderr: stderr}
+	var version bool
 	root := &cobra.Command{
 		Use:   "steady",
 		Short: "Fetch from flaky, rate-limited HTTP APIs without losing data",
@@ -112,10 +119,15 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 retry with a no-progress budget, Retry-After honoured, API keys sent only
 to the hosts that accept them, safe page walks and resumable harvests.
 
-Settings come from flags or the environment: STEADY_RETRIES (re-sends after
-the first attempt, default 4), STEADY_STALL_TIMEOUT (seconds without data
-before retrying stops, default 60, 0 disables), STEADY_CONCURRENT (default
-32) and STEADY_API_KEY (sent only to the URL's own host, over https).
+Settings come from flags or the environment (a flag wins, even over a
+malformed variable): STEADY_RETRIES (re-sends after the first attempt,
+default 4), STEADY_STALL_TIMEOUT (seconds without data before retrying
+stops, default 60, 0 disables), STEADY_CONCURRENT (default 32),
+STEADY_CONNECT_TIMEOUT (default 10), STEADY_READ_TIMEOUT (seconds an
+attempt waits for headers and for each silence in the body, default 60),
+STEADY_MAX_TIME (seconds for the whole command, default no limit),
+STEADY_MAX_RETRY_AFTER (the longest server-named wait slept off, default
+60) and STEADY_API_KEY (sent only to the URL's own host, over https).
 
 Exit codes: 0 success; 1 a request failed; 2 bad usage or settings;
 3 interrupted, resumable with --resume; 4 rate limited beyond the longest
@@ -132,14 +144,102 @@ wait steady will sleep.`,
 		}
 		return nil
 	}
-	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if version {
+			return writeVersion(cmd.OutOrStdout())
+		}
+		return cmd.Help()
+	}
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return g.startClock(cmd) }
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return flagErr(err)
+		return flagErr(flagValueError(err))
 	})
 	g.register(root)
-	root.AddCommand(newGet(g), newHarvest(g), newDemo(g), newServe(g), newSimulate(g))
-	return root
+	root.Flags().BoolVar(&version, "version", false, "print the version, commit and Go release of this binary")
+	root.AddCommand(newGet(g), newHarvest(g), newDemo(g), newServe(g), newSimulate(g), newVersion())
+	strictCompletion(root)
+	return root, g
 }
+
+// strictCompletion makes "steady completion SHELL" refuse a shell it has no
+// script for with exit 2, where cobra would print its help and succeed.
+func strictCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		var shells []string
+		for _, sub := range c.Commands() {
+			shells = append(shells, sub.Name())
+		}
+		c.Args = func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return flagErr(fmt.Errorf("completion needs a shell: %s", strings.Join(shells, ", ")))
+			}
+			return flagErr(fmt.Errorf("completion: unknown shell %q: want %s", args[0], strings.Join(shells, ", ")))
+		}
+		c.RunE = func(*cobra.Command, []string) error { return nil }
+	}
+}
+
+// flagValueError restates pflag's "invalid argument "ten" for "--retries"
+// flag: strconv.ParseInt: parsing ..." as what the user typed and what is
+// wanted: "--retries ten: want a whole number of re-sends, ...".
+func flagValueError(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return err
+	}
+	f := ive.GetFlag()
+	want := ""
+	switch {
+	case errors.Is(ive, config.ErrConfiguration):
+		want = ive.Unwrap().Error() // a setting flag: config's own words
+	default:
+		want = typeWant(f.Value.Type(), ive.Unwrap())
+	}
+	return fmt.Errorf("--%s %s: %s", f.Name, quoteIfNeeded(ive.GetValue()), want)
+}
+
+// typeWant says what a flag of a pflag type accepts.
+func typeWant(typ string, cause error) string {
+	switch typ {
+	case "int", "int64":
+		return "want a whole number"
+	case "uint64", "uint":
+		return "want a whole number, 0 or more"
+	case "float64":
+		return "want a number"
+	case "bool":
+		return "want true or false"
+	}
+	return cause.Error()
+}
+
+// quoteIfNeeded shows a plain word as typed and anything else quoted, so an
+// empty or spaced value is visible in the message.
+func quoteIfNeeded(s string) string {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == '"' || r > '~' }) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// completeValues makes shell completion offer choices as the value of a
+// flag, each with a description after a tab.
+func completeValues(cmd *cobra.Command, flag string, choices ...string) {
+	if err := cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(choices, cobra.ShellCompDirectiveNoFileComp)); err != nil {
+		panic(err) // a flag name misspelt here is a programming error
+	}
+}
+
+// The choices shell completion offers for the flags that take a name.
+var (
+	faultChoices = []string{"none\tno faults", "mild\toccasional 429s, 5xx and resets", "harsh\tevery fault, often"}
+	styleChoices = []string{"link\tRFC 8288 Link header", "json-links\tOGC API / STAC links in the body", "cursor\ta cursor field sent back as a parameter"}
+	pagesChoices = []string{"auto\tLink header or JSON links, told apart on the first page", "link\tRFC 8288 Link header", "json-links\tOGC API / STAC links in the body", "cursor:\tcursor:FIELD:PARAM, a cursor field sent back as a parameter"}
+)

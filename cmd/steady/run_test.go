@@ -30,6 +30,7 @@ func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	if len(args) > 0 && args[0] == "harvest" && code != exitUsage {
 		checkPair(t, outputArg(args))
 	}
+	checkUserWords(t, args, code, errb.String())
 	return code, out.String(), errb.String()
 }
 
@@ -229,7 +230,7 @@ func TestHarvestEachStyle(t *testing.T) {
 		args  []string
 	}{
 		{steadytest.LinkHeader, nil},
-		{steadytest.JSONLinks, []string{"--pages", "json-links", "--items", "items"}},
+		{steadytest.JSONLinks, []string{"--pages", "json-links"}},
 		{steadytest.Cursor, []string{"--pages", "cursor:next_cursor:cursor"}},
 	}
 	for _, s := range styles {

@@ -55,8 +55,8 @@ The same seed gives the same faults on the same requests.`,
 				return usagef("cannot listen on %s: %v", addr, err)
 			}
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-			fmt.Fprintf(cmd.ErrOrStderr(), "serving %d rows at http://%s%s (faults: %s, seed %d, %s pages); interrupt to stop\n",
-				opt.Rows, ln.Addr(), steadytest.ItemsPath, faults, seed, st)
+			fmt.Fprintf(cmd.ErrOrStderr(), "serving %s at http://%s%s (faults: %s, seed %d, %s pages); interrupt to stop\n",
+				plural(opt.Rows, "row", "rows"), ln.Addr(), steadytest.ItemsPath, faults, seed, st)
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
 			select {
@@ -85,5 +85,7 @@ The same seed gives the same faults on the same requests.`,
 	f.IntVar(&limit, "limit", 100, "page size when the request has no limit parameter")
 	f.IntVar(&maxLim, "max-limit", 1000, "largest page size served")
 	f.StringVar(&key, "require-key", "", "answer 401 to requests without this key in X-Api-Key")
+	completeValues(cmd, "faults", faultChoices...)
+	completeValues(cmd, "style", styleChoices...)
 	return cmd
 }

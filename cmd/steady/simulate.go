@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,6 +44,12 @@ succeeded. --plot writes the load on the service over time as an SVG chart.`,
 			if scenario != "all" && scenario != "contention" && scenario != "outage" {
 				return usagef("--scenario %q: want contention, outage or all", scenario)
 			}
+			if trials < 0 {
+				return usagef("--trials %d: want a whole number of trials, 1 or more (0: %d)", trials, simulate.DefaultContentionTrials)
+			}
+			if clients < 0 {
+				return usagef("--clients %d: want a whole number of clients, 1 or more (0: %d)", clients, simulate.DefaultOutageClients)
+			}
 			if plot != "" && scenario == "contention" {
 				return usagef("--plot draws the outage scenario; use --scenario outage or all")
 			}
@@ -60,11 +67,27 @@ succeeded. --plot writes the load on the service over time as an SVG chart.`,
 				}
 			}
 			if scenario != "outage" {
-				rows, err := simulate.Contention(simulate.ContentionConfig{Trials: trials, Seed: seed})
+				n := trials
+				if n == 0 {
+					n = simulate.DefaultContentionTrials
+				}
+				cfg := simulate.ContentionConfig{Trials: trials, Seed: seed}
+				if !g.quiet {
+					levels, policies := len(simulate.DefaultContentionClients), len(simulate.ContentionPolicies())
+					fmt.Fprintf(g.stderr, "simulating contention: %d levels x %d policies, %s each (seed %d)\n",
+						levels, policies, plural(n, "trial", "trials"), seed)
+					tick := newTicker()
+					cfg.Progress = func(row simulate.ContentionRow, done, total int) {
+						if tick.due(done == total) {
+							fmt.Fprintf(g.stderr, "contention: %d/%d rows (N = %d, %s)\n", done, total, row.Clients, row.Policy)
+						}
+					}
+				}
+				rows, err := simulate.Contention(cfg)
 				if err != nil {
 					return &usageError{err: err}
 				}
-				fmt.Fprintf(w, "Contention: N clients, one optimistic write each to one row (mean of %d trials, seed %d)\n\n", max(trials, 0), seed)
+				fmt.Fprintf(w, "Contention: N clients, one optimistic write each to one row (mean of %s, seed %d)\n\n", plural(n, "trial", "trials"), seed)
 				if err := simulate.WriteContentionTable(w, rows); err != nil {
 					return err
 				}
@@ -73,7 +96,19 @@ succeeded. --plot writes the load on the service over time as an SVG chart.`,
 				if scenario == "all" {
 					fmt.Fprintln(w)
 				}
-				res, err := simulate.Outage(simulate.OutageConfig{Clients: clients, Seed: seed})
+				cfg := simulate.OutageConfig{Clients: clients, Seed: seed}
+				if !g.quiet {
+					n := clients
+					if n == 0 {
+						n = simulate.DefaultOutageClients
+					}
+					fmt.Fprintf(g.stderr, "simulating an outage: %d policies, %s (seed %d)\n",
+						len(simulate.OutagePolicies()), plural(n, "client", "clients"), seed)
+					cfg.Progress = func(policy string, done, total int) {
+						fmt.Fprintf(g.stderr, "outage: %d/%d policies (%s done)\n", done, total, policy)
+					}
+				}
+				res, err := simulate.Outage(cfg)
 				if err != nil {
 					return &usageError{err: err}
 				}
@@ -103,5 +138,20 @@ succeeded. --plot writes the load on the service over time as an SVG chart.`,
 	f.IntVar(&trials, "trials", 0, "contention trials averaged per row (0: 100)")
 	f.IntVar(&clients, "clients", 0, "outage clients (0: 1,000)")
 	f.BoolVar(&force, "force", false, "replace an existing chart file")
+	completeValues(cmd, "scenario", "all\tboth scenarios", "contention\tN clients writing one row", "outage\ta fleet against a service that is down a while")
 	return cmd
+}
+
+// ticker spaces progress lines: one every two seconds of wall time, and
+// the last one always.
+type ticker struct{ last time.Time }
+
+func newTicker() *ticker { return &ticker{last: time.Now()} }
+
+func (t *ticker) due(last bool) bool {
+	if now := time.Now(); last || now.Sub(t.last) >= 2*time.Second {
+		t.last = now
+		return true
+	}
+	return false
 }

@@ -69,6 +69,9 @@ type ContentionConfig struct {
 	MaxCalls int
 	// Seed selects the random numbers; the same seed gives the same rows.
 	Seed uint64
+	// Progress, when set, is called after each row with the rows done and
+	// the rows in all, on the calling goroutine.
+	Progress func(row ContentionRow, done, total int)
 
 	// trace, when set by a test, sees every wait the simulator takes.
 	trace func(waitTrace)
@@ -204,6 +207,9 @@ func Contention(cfg ContentionConfig) ([]ContentionRow, error) {
 				row.Completion = time.Duration(completion / float64(cfg.Trials))
 			}
 			rows = append(rows, row)
+			if cfg.Progress != nil {
+				cfg.Progress(row, len(rows), len(cfg.Clients)*len(cfg.Policies))
+			}
 		}
 	}
 	return rows, nil

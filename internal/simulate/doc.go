@@ -30,7 +30,7 @@
 // [retry.ParseQuota] from the service's response fields; re-sends asked of a
 // [retry.Budget] per client; and, with pacing, a [retry.Pacer] per client
 // that holds requests until a spent quota resets and then releases them at
-// the quota the service announced. [OutagePolicies] are no retry, retry,
+// the quota the service announced ([retry.Policy.HoldWait]). [OutagePolicies] are no retry, retry,
 // retry with a budget, and the budget with pacing. Each [OutageRun] reports
 // the load amplification while the service was down, the time it took to
 // recover, the share of requests that succeeded, and the load per second.

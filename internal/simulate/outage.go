@@ -39,11 +39,13 @@ type OutagePolicy struct {
 	// [retry.Budget] with the template's Ratio, MinPerSecond and MaxTokens,
 	// as a client process would share one budget across its requests.
 	// Policy.Pace gives each client its own [retry.Pacer], fed the
-	// service's quota fields and asked before every attempt, as the
-	// transport does: requests wait for a spent quota's reset and are then
-	// released one every Window/Limit of the announced quota, or, when none
-	// was announced, together plus the jitter of
-	// [retry.Policy.ServerWait]. The stall budget is
+	// service's quota fields and asked for every attempt's slot, as the
+	// transport does (a first attempt when it is issued, a re-send when its
+	// wait is decided, for the instant it would be sent): requests wait for
+	// a spent quota's reset and are then released one every Window/Limit
+	// of the announced quota, or, when none was announced, together plus
+	// the jitter the pacer sized for them ([retry.Policy.HoldWait]). The
+	// stall budget is
 	// not modelled: no wait here comes near the default 60 s of silence.
 	// Rand and Reporter are not used: the simulator draws its own numbers
 	// and reports nothing.
@@ -69,6 +71,9 @@ func OutagePolicies() []OutagePolicy {
 type OutageConfig struct {
 	// Clients is the number of independent clients (0: 1000).
 	Clients int
+	// Progress, when set, is called as each policy's run ends, with its
+	// name, the runs done and the runs in all; calls never overlap.
+	Progress func(policy string, done, total int)
 	// Rate is each client's requests a second, issued as a Poisson process
 	// (0: 50).
 	Rate float64
@@ -112,12 +117,14 @@ type OutageConfig struct {
 
 // holdTrace is one pacing hold: at the virtual instant at, a request of
 // client was told by its pacer to wait hold, a slot of a spaced release when
-// spaced is set, and was to wait wait, jittered with r when not spaced. When
+// spaced is set, and was to wait wait, jittered with r up to the jitter the
+// pacer sized when not spaced. When
 // woke is set it is instead the send of a held request, at at.
 type holdTrace struct {
 	client   int32
 	at, hold time.Duration
 	wait     time.Duration
+	jitter   time.Duration // the ceiling the pacer sized
 	r        float64
 	spaced   bool
 	woke     bool
@@ -287,11 +294,19 @@ func Outage(cfg OutageConfig) (OutageResult, error) {
 	res := OutageResult{Config: cfg, Runs: make([]OutageRun, len(cfg.Policies))}
 	slots := make(chan struct{}, min(runtime.GOMAXPROCS(0), len(cfg.Policies)))
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
 	for i, p := range cfg.Policies {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
 			res.Runs[i] = newOutageSim(&cfg, p).run()
+			if cfg.Progress != nil {
+				mu.Lock()
+				done++
+				cfg.Progress(p.Name, done, len(cfg.Policies))
+				mu.Unlock()
+			}
 		})
 	}
 	wg.Wait()

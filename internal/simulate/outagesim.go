@@ -168,35 +168,43 @@ func (s *outageSim) issue(now time.Duration, c int32) {
 	s.begin(now, r)
 }
 
-// begin is the top of the transport's attempt loop: the client's
-// [retry.Pacer] says how long the attempt must wait for a spent quota, and
-// reserves its slot. A wait over MaxRetryAfter stops the request, before
-// any jitter, as [retry.ErrRateLimited] does; a slot of a spaced release
-// (the quota was announced) is kept as it is, and any other wait is
-// jittered by [retry.Policy.ServerWait], so the requests held to one reset
-// do not all wake at that instant. As in the transport, the attempt is sent
-// after the wait without asking the pacer again.
+// begin is the top of the transport's attempt loop for a first attempt:
+// the client's [retry.Pacer] says how long it must wait for a spent quota,
+// and reserves its slot; re-sends take theirs in refused, as the transport
+// does.
 func (s *outageSim) begin(now time.Duration, r job) {
-	if s.pacers != nil {
-		hold, spaced := s.pacers[r.client].Hold(host, epoch.Add(now))
-		if hold > 0 {
-			if hold > s.maxRetryAfter {
-				s.finish(r, false, &s.out.Stops.RateLimited)
-				return
-			}
-			wait, u := hold, 0.0
-			if !spaced {
-				u = s.rng.Float64()
-				wait = s.policy.ServerWait(hold, u)
-			}
-			if s.cfg.trace != nil {
-				s.cfg.trace(holdTrace{client: r.client, at: now, hold: hold, wait: wait, r: u, spaced: spaced})
-			}
-			s.q.push(now+wait, evSend, r)
-			return
-		}
+	if s.pacers != nil && s.hold(now, r) {
+		return
 	}
 	s.send(now, r)
+}
+
+// hold asks the client's pacer for the slot of an attempt to be sent at
+// instant at, and schedules the attempt after the hold. A
+// wait over MaxRetryAfter stops the request, reserving nothing, as
+// [retry.ErrRateLimited] does; otherwise the wait is [retry.Policy.HoldWait]
+// of the pacer's answer: a slot of a spaced release is kept as it is, and a
+// hold shared with other held requests is jittered by as much as the pacer
+// sized for it. It reports whether the attempt was held or stopped.
+func (s *outageSim) hold(at time.Duration, r job) bool {
+	h := s.pacers[r.client].Hold(host, "", epoch.Add(at), s.maxRetryAfter)
+	if h.Refused {
+		s.finish(r, false, &s.out.Stops.RateLimited)
+		return true
+	}
+	if h.Wait <= 0 {
+		return false
+	}
+	u := 0.0
+	if h.Jitter > 0 {
+		u = s.rng.Float64()
+	}
+	wait := s.policy.HoldWait(h, u)
+	if s.cfg.trace != nil {
+		s.cfg.trace(holdTrace{client: r.client, at: at, hold: h.Wait, jitter: h.Jitter, wait: wait, r: u, spaced: h.Spaced})
+	}
+	s.q.push(at+wait, evSend, r)
+	return true
 }
 
 // send puts an attempt on the network at now, which may be ahead of the
@@ -241,7 +249,7 @@ func (s *outageSim) refused(at time.Duration, r job) {
 	hint, hasHint := retry.ParseRetryAfter(s.retryAfter, now)
 	if s.pacers != nil {
 		if q, ok := retry.ParseQuota(s.refusal, now); ok {
-			s.pacers[r.client].Observe(host, q, now)
+			s.pacers[r.client].Observe(host, "", q, now, now) // a refusal is news whenever it was sent
 			if !hasHint && q.Remaining == 0 && q.Reset > 0 {
 				hint, hasHint = q.Reset, true // Retry-After takes precedence
 			}
@@ -266,13 +274,12 @@ func (s *outageSim) refused(at time.Duration, r job) {
 		return
 	}
 	r.prevWait = wait
-	if s.pacers == nil {
-		// Without pacing nothing can change between now and the re-send, so
-		// it is put on the network at once, saving an event.
-		s.send(at+wait, r)
+	if s.pacers != nil && s.hold(at+wait, r) {
 		return
 	}
-	s.q.push(at+wait, evBegin, r)
+	// Nothing can change between now and the re-send, so it is put on the
+	// network at once, saving an event.
+	s.send(at+wait, r)
 }
 
 func (s *outageSim) finish(r job, ok bool, stop *int64) {

@@ -1,0 +1,176 @@
+package bench
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/retry"
+)
+
+var quotaRounds = flag.Int("quota.rounds", 0, "rounds of TestQuotaEdge (0 skips it): each walks the same collection behind express-rate-limit with each client, interleaved")
+
+// TestQuotaEdge walks one collection behind a real express-rate-limit with
+// steady's paced transport and with a naive go-retryablehttp loop (its
+// defaults: a 429 is re-sent after its Retry-After), in every header form,
+// interleaved round by round against a fresh server each time, and reports
+// the median wall time of each against the quota's floor, and the 429s
+// each drew.
+//
+//	go -C bench test -run TestQuotaEdge -quota.rounds 3 -v
+func TestQuotaEdge(t *testing.T) {
+	if *quotaRounds == 0 {
+		t.Skip("run with -quota.rounds N")
+	}
+	const rows, limit, windowMs = 61, 20, 2000
+	floor := time.Duration((rows-1)/limit) * windowMs * time.Millisecond
+	clients := []struct {
+		name string
+		new  func() *http.Client
+	}{
+		{"steady (Pace, Reporter)", func() *http.Client {
+			rep := progress.ReporterFunc(func(progress.Event) {})
+			return &http.Client{Transport: retry.New(newInner(), retry.Policy{Pace: true, Reporter: rep})}
+		}},
+		{"go-retryablehttp", func() *http.Client {
+			c := retryablehttp.NewClient()
+			c.Logger = nil
+			c.HTTPClient.Transport = newInner()
+			return c.StandardClient()
+		}},
+	}
+	for _, form := range []string{"draft-6", "draft-7", "draft-8", "legacy"} {
+		times := make([][]time.Duration, len(clients))
+		refused := make([]int, len(clients))
+		for range *quotaRounds {
+			for i, c := range clients {
+				srv := startLimiter(t, fmt.Sprintf(`{"rows":%d,"page":1,"limiters":[{"limit":%d,"windowMs":%d,"headers":%q}]}`, rows, limit, windowMs, form))
+				start := time.Now()
+				got := walk(t, c.new(), srv.url+"/items?offset=0&limit=1")
+				times[i] = append(times[i], time.Since(start))
+				if got != rows {
+					t.Errorf("%s %s: %d rows, want %d", form, c.name, got, rows)
+				}
+				refused[i] += srv.refused(t)
+				srv.stop()
+			}
+		}
+		for i, c := range clients {
+			m := median(times[i])
+			t.Logf("%-8s %-24s median %v (%.3fx the %v floor), %d 429s in %d walks",
+				form, c.name, m.Round(time.Millisecond), m.Seconds()/floor.Seconds(), floor, refused[i], *quotaRounds)
+		}
+	}
+}
+
+// walk follows the Link rel="next" of each page, counting rows.
+func walk(t *testing.T, c *http.Client, next string) int {
+	t.Helper()
+	n := 0
+	for next != "" {
+		resp, err := c.Get(next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page []json.RawMessage
+		err = json.NewDecoder(resp.Body).Decode(&page)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %v", next, resp.StatusCode, err)
+		}
+		n += len(page)
+		next = ""
+		if l := resp.Header.Get("Link"); l != "" {
+			if ref, _, ok := strings.Cut(strings.TrimPrefix(l, "<"), ">"); ok {
+				next = resp.Request.URL.ResolveReference(mustParse(t, ref)).String()
+			}
+		}
+	}
+	return n
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+type limiterServer struct {
+	url   string
+	stdin io.WriteCloser
+	cmd   *exec.Cmd
+}
+
+// startLimiter starts ../testdata/ratelimit/server.js (npm ci there first).
+func startLimiter(t *testing.T, spec string) *limiterServer {
+	t.Helper()
+	dir := filepath.Join("..", "testdata", "ratelimit")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "express-rate-limit")); err != nil {
+		t.Fatalf("npm ci in %s first: %v", dir, err)
+	}
+	cmd := exec.Command("node", "server.js", spec)
+	cmd.Dir, cmd.Stderr = dir, os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &limiterServer{stdin: stdin, cmd: cmd}
+	t.Cleanup(s.stop)
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	port, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	if !ok {
+		t.Fatalf("server.js did not start: %q", line)
+	}
+	s.url = "http://127.0.0.1:" + port
+	return s
+}
+
+func (s *limiterServer) stop() {
+	if s.stdin != nil {
+		s.stdin.Close()
+		s.cmd.Wait()
+		s.stdin = nil
+	}
+}
+
+func (s *limiterServer) refused(t *testing.T) int {
+	resp, err := http.Get(s.url + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct{ Refused int }
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Refused
+}
+
+func mustParse(t *testing.T, ref string) *url.URL {
+	u, err := url.Parse(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}

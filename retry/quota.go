@@ -1,0 +1,429 @@
+package retry
+
+import (
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Quota is what a response said about its rate limit.
+type Quota struct {
+	Remaining int64         // requests left in the window
+	Reset     time.Duration // until the window resets; 0 when not said
+	// Limit is the quota itself, requests per window, when the server said
+	// it (RateLimit-Policy's q, or RateLimit-Limit, X-RateLimit-Limit, the
+	// draft's `limit=`); 0 otherwise. Window is the window when announced
+	// (RateLimit-Policy's w, or the draft's earlier `50;w=5`), 0 otherwise.
+	Limit  int64
+	Window time.Duration
+	// ResetUnix is set when the reset came as a Unix time in whole seconds
+	// (an X-RateLimit-Reset of 10^8 or more), not as a delay.
+	ResetUnix bool
+	// Name is the quota's name when the server gave one (a RateLimit
+	// item's name, X-RateLimit-Resource): a spent named quota holds only
+	// the requests that drew it. "" is a quota of the whole host.
+	Name string
+}
+
+// MaxQuotaPeriod bounds what one response may announce: a reset or a
+// window longer than this is not believed and reads as not said. The
+// longest quotas services announce are daily ones.
+const MaxQuotaPeriod = 24 * time.Hour
+
+// maxQuotaLimit bounds an announced limit; a larger one is not believed.
+const maxQuotaLimit = 1 << 30
+
+// ParseQuota reads the rate-limit fields of h at time now: the IETF httpapi
+// draft's structured `RateLimit` field (`"default";r=0;t=30`, with
+// `RateLimit-Policy: "default";q=100;w=60`), its earlier forms (`RateLimit:
+// limit=100, remaining=0, reset=30`, separate `RateLimit-Remaining` and
+// `RateLimit-Reset` fields, `RateLimit-Policy: 100;w=60`), and the common
+// `X-RateLimit-Remaining` with `X-RateLimit-Reset` (seconds, or a Unix time
+// when it is 10^8 or more: no quota window lasts three years) and
+// `X-RateLimit-Resource`. When several quotas are given the tightest one
+// counts: the fewest requests remaining, then the latest reset. Malformed
+// fields, and resets or windows beyond [MaxQuotaPeriod], are ignored; ok is
+// false when nothing usable was found. It allocates nothing.
+func ParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
+	f, found := lookupQuota(h)
+	if !found {
+		return Quota{Remaining: -1}, false
+	}
+	return parseQuota(f, now, nil)
+}
+
+// parseSplitFields reads a quota given in separate fields: remaining, and
+// the fields named reset, limit and resource (when not "").
+func parseSplitFields(h http.Header, remaining, reset, limit, resource string, now time.Time) Quota {
+	rem, found := parseCount(remaining)
+	if !found {
+		return Quota{Remaining: -1}
+	}
+	c := Quota{Remaining: rem}
+	c.Reset, c.ResetUnix = parseReset(firstOf(h[reset]), now)
+	if n, ok := parseCount(firstOf(h[limit])); ok && n > 0 && n <= maxQuotaLimit {
+		c.Limit = n
+	}
+	if resource != "" {
+		c.Name = trimOWS(firstOf(h[resource]))
+	}
+	return c
+}
+
+// quotaFields are the fields that say a response carries a quota, looked
+// up once; the rest are looked up only when these are there.
+type quotaFields struct {
+	h                                http.Header
+	rateLimit, remaining, xRemaining []string
+}
+
+func lookupQuota(h http.Header) (f quotaFields, found bool) {
+	f = quotaFields{h, h["Ratelimit"], h["Ratelimit-Remaining"], h["X-Ratelimit-Remaining"]}
+	return f, f.rateLimit != nil || f.remaining != nil || f.xRemaining != nil
+}
+
+func firstOf(v []string) string {
+	if len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// policyCache keeps the last RateLimit-Policy read: a server sends the same
+// one on every response, so it is parsed once, not on every response.
+type policyCache struct{ last atomic.Pointer[cachedPolicy] }
+
+type cachedPolicy struct {
+	value, name string
+	said, limit int64
+	window      time.Duration
+}
+
+func (c *policyCache) parse(values []string, name string, said int64) (int64, time.Duration) {
+	if c == nil || len(values) != 1 {
+		return parsePolicy(values, name, said)
+	}
+	if p := c.last.Load(); p != nil && p.value == values[0] && p.name == name && p.said == said {
+		return p.limit, p.window
+	}
+	limit, window := parsePolicy(values, name, said)
+	c.last.Store(&cachedPolicy{value: values[0], name: name, said: said, limit: limit, window: window})
+	return limit, window
+}
+
+func parseQuota(f quotaFields, now time.Time, policies *policyCache) (q Quota, ok bool) {
+	h := f.h
+	var best quotaPick
+	for _, v := range f.rateLimit {
+		sep := byte(';')
+		if strings.IndexByte(v, ';') < 0 {
+			sep = ',' // the older `limit=100, remaining=0, reset=30`: one quota
+		}
+		parseRateLimit(v, sep, &best)
+	}
+	if len(f.remaining) > 0 {
+		best.consider(parseSplitFields(h, f.remaining[0], "Ratelimit-Reset", "Ratelimit-Limit", "", now))
+	}
+	if len(f.xRemaining) > 0 {
+		best.consider(parseSplitFields(h, f.xRemaining[0], "X-Ratelimit-Reset", "X-Ratelimit-Limit", "X-Ratelimit-Resource", now))
+	}
+	if !best.ok {
+		return Quota{Remaining: -1}, false
+	}
+	if values := h["Ratelimit-Policy"]; len(values) > 0 {
+		if limit, window := policies.parse(values, best.q.Name, best.q.Limit); limit > 0 {
+			best.q.Limit, best.q.Window = limit, window
+		}
+	}
+	return best.q, true
+}
+
+type quotaPick struct {
+	q  Quota
+	ok bool
+}
+
+func (p *quotaPick) consider(c Quota) {
+	if c.Remaining < 0 {
+		return
+	}
+	if !p.ok || c.Remaining < p.q.Remaining || (c.Remaining == p.q.Remaining && c.Reset > p.q.Reset) {
+		p.q, p.ok = c, true
+	}
+}
+
+// parsePolicy reads the quota of RateLimit-Policy fields: the item named
+// name when the quota has one; else, when the quota said its limit, an item
+// of that limit (a policy of another limit belongs to another limiter whose
+// fields the response also carries); else the tightest (the fewest
+// requests a second). Items are `"name";q=100;w=60` or the earlier
+// `100;w=60`.
+func parsePolicy(values []string, name string, said int64) (limit int64, window time.Duration) {
+	for _, v := range values {
+		var itemName string
+		var q int64
+		var w time.Duration
+		member := 0
+		for i := 0; i < len(v); member++ {
+			var m qmember
+			m, i = scanMember(v, i, ';')
+			n, valid := parseCount(m.val)
+			switch {
+			case !m.hasVal:
+				if member == 0 {
+					if n, valid := parseCount(m.key); valid {
+						q = n // the earlier draft: the quota itself comes first
+					} else {
+						itemName = unquote(m.key)
+					}
+				}
+			case !valid || n <= 0:
+			case isKey(m.key, "q"):
+				q = n
+			case isKey(m.key, "w"):
+				w = seconds(n)
+			}
+			if !m.itemEnd {
+				continue
+			}
+			if q > 0 && w > 0 && q <= maxQuotaLimit && w <= MaxQuotaPeriod {
+				switch {
+				case name != "" || said > 0:
+					if (name != "" && itemName == name) || (name == "" && q == said) {
+						return q, w
+					}
+				case limit == 0 || float64(q)/w.Seconds() < float64(limit)/window.Seconds():
+					limit, window = q, w
+				}
+			}
+			itemName, q, w, member = "", 0, 0, -1
+		}
+	}
+	return limit, window
+}
+
+// parseRateLimit reads the quotas of one RateLimit field value, members
+// separated by sep and list items by ',', into best. It reads each byte
+// once and allocates nothing: it runs on every response.
+func parseRateLimit(v string, sep byte, best *quotaPick) {
+	n := len(v)
+	c, first := Quota{Remaining: -1}, true
+	for i := 0; i < n; {
+		for i < n && (v[i] == ' ' || v[i] == '\t') {
+			i++
+		}
+		ks := i
+		if i < n && v[i] == '"' { // a quoted name may hold any separator
+			if j := strings.IndexByte(v[i+1:], '"'); j >= 0 {
+				i += j + 2
+			} else {
+				i = n
+			}
+		}
+		for i < n && v[i] != '=' && v[i] != sep && v[i] != ',' {
+			i++
+		}
+		ke := min(i, n)
+		for ke > ks && (v[ke-1] == ' ' || v[ke-1] == '\t') {
+			ke--
+		}
+		if i < n && v[i] == '=' {
+			i++
+			for i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == '"') {
+				i++
+			}
+			var num int64
+			digits := 0
+			for ; i < n && v[i] >= '0' && v[i] <= '9'; i++ {
+				if digits < 18 {
+					num = num*10 + int64(v[i]-'0')
+				}
+				digits++
+			}
+			valid := digits > 0 && digits <= 18
+			for ; i < n && v[i] != sep && v[i] != ','; i++ {
+				if b := v[i]; b != ' ' && b != '\t' && b != '"' {
+					valid = false
+				}
+			}
+			if valid {
+				c.apply(v[ks:ke], num)
+			}
+		} else if first {
+			c.Name = unquote(v[ks:ke])
+		}
+		first = false
+		end := i >= n || (sep == ';' && v[i] == ',')
+		i++
+		if end {
+			best.consider(c)
+			c, first = Quota{Remaining: -1}, true
+		}
+	}
+}
+
+// apply sets the member key=n of a RateLimit item.
+func (c *Quota) apply(key string, n int64) {
+	switch {
+	case isKey(key, "r") || isKey(key, "remaining"):
+		c.Remaining = n
+	case isKey(key, "t") || isKey(key, "reset"):
+		if d := seconds(n); d <= MaxQuotaPeriod {
+			c.Reset = d
+		}
+	case isKey(key, "limit"):
+		if n > 0 && n <= maxQuotaLimit {
+			c.Limit = n
+		}
+	}
+}
+
+// qmember is one member of a RateLimit or RateLimit-Policy field: a key,
+// with a value when it has one ("r=5"), or a bare name or number.
+type qmember struct {
+	key, val string
+	hasVal   bool
+	itemEnd  bool // the member ends its list item
+}
+
+// scanMember reads the member of v at i, members being separated by sep
+// and list items by ',' (outside a quoted name), and returns it with the
+// index after it. It allocates nothing and reads each byte once: it runs on
+// every response.
+func scanMember(v string, i int, sep byte) (m qmember, next int) {
+	n := len(v)
+	for i < n && (v[i] == ' ' || v[i] == '\t') {
+		i++
+	}
+	start := i
+	if i < n && v[i] == '"' { // a quoted name may hold any separator
+		i++
+		for i < n && v[i] != '"' {
+			if v[i] == '\\' {
+				i++
+			}
+			i++
+		}
+	}
+	for i < n {
+		if c := v[i]; c == '=' || c == sep || c == ',' {
+			break
+		}
+		i++
+	}
+	m.key = trimOWS(v[start:min(i, n)])
+	if i < n && v[i] == '=' {
+		i++
+		start = i
+		for i < n {
+			if c := v[i]; c == sep || c == ',' {
+				break
+			}
+			i++
+		}
+		m.val, m.hasVal = trimOWS(v[start:i]), true
+	}
+	m.itemEnd = i >= n || (sep == ';' && v[i] == ',')
+	return m, i + 1
+}
+
+// isKey reports whether key is want, ignoring ASCII case; want is lower case.
+func isKey(key, want string) bool {
+	if len(key) != len(want) {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i]|0x20 != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func cutByte(s string, sep byte) (before, after string) {
+	if i := strings.IndexByte(s, sep); i >= 0 {
+		return s[:i], s[i+1:]
+	}
+	return s, ""
+}
+
+// trimOWS trims optional white space (spaces and tabs) from both ends.
+func trimOWS(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func unquote(s string) string {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+// parseCount reads a non-negative decimal integer, optionally quoted and
+// surrounded by white space, of at most 18 digits. Unlike strconv it
+// allocates nothing on bad input, which a parser of every response sees.
+func parseCount(s string) (int64, bool) {
+	s = unquote(trimOWS(s))
+	if s == "" || len(s) > 18 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+func seconds(n int64) time.Duration {
+	if n > int64(MaxQuotaPeriod/time.Second) {
+		return MaxQuotaPeriod + time.Second // beyond any bound, without overflow
+	}
+	return time.Duration(n) * time.Second
+}
+
+// parseReset reads a reset: decimal seconds until it, or a Unix time when
+// 10^8 or more (unix is then set). A reset beyond MaxQuotaPeriod, or
+// malformed, is 0: not said.
+func parseReset(v string, now time.Time) (d time.Duration, unix bool) {
+	v = trimOWS(v)
+	whole, frac, _ := strings.Cut(v, ".")
+	n, ok := parseCount(whole)
+	if !ok {
+		return 0, false
+	}
+	var f time.Duration
+	if frac != "" {
+		scale := time.Second
+		for i := 0; i < len(frac); i++ {
+			c := frac[i]
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			scale /= 10
+			f += time.Duration(c-'0') * scale
+		}
+	}
+	if n >= 1e8 { // a Unix time, as some services send: no quota window lasts three years
+		if n > 1e12 {
+			return 0, false
+		}
+		d, unix = max(time.Duration(n)*time.Second+f-time.Duration(now.UnixNano()), 0), frac == ""
+	} else {
+		d = time.Duration(n)*time.Second + f
+	}
+	if d > MaxQuotaPeriod {
+		return 0, false
+	}
+	return d, unix
+}
