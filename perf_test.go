@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/steadyhttp/steady"
@@ -88,5 +90,49 @@ func TestGetJSONOneDocument(t *testing.T) {
 		if !errors.As(err, &de) || de.Offset != tc.offset || !strings.Contains(err.Error(), tc.text) || !strings.Contains(de.URL, tc.path) {
 			t.Errorf("%s: %v, want a *DecodeError at byte %d saying %q", tc.path, err, tc.offset, tc.text)
 		}
+	}
+}
+
+// The user-agent layer sets the User-Agent on a request that has none
+// without touching the caller's request or its header map, and leaves one
+// that has its own as it is.
+func TestUserAgentLeavesTheCallersRequest(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Get("User-Agent")+"|"+r.Header.Get("X-Trace"))
+		mu.Unlock()
+		io.WriteString(w, "{}")
+	}))
+	defer srv.Close()
+	c := newClient(t, steady.Options{UserAgent: "probe/1"})
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	req.Header["X-Trace"] = make([]string, 1, 4) // spare room a careless copy would write into
+	req.Header["X-Trace"][0] = "t1"
+	resp, err := c.HTTP().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, ok := req.Header["User-Agent"]; ok || len(req.Header) != 1 || len(req.Header["X-Trace"]) != 1 {
+		t.Errorf("the caller's header was modified: %v", req.Header)
+	}
+	own, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	own.Header.Set("User-Agent", "mine/2")
+	if resp, err := c.HTTP().Do(own); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	var v any
+	if err := c.GetJSON(context.Background(), srv.URL, nil, &v); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"probe/1|t1", "mine/2|", "probe/1|"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("the server saw %q, want %q", got, want)
 	}
 }
