@@ -118,6 +118,9 @@ func TestUserAgentLeavesTheCallersRequest(t *testing.T) {
 	if _, ok := req.Header["User-Agent"]; ok || len(req.Header) != 1 || len(req.Header["X-Trace"]) != 1 {
 		t.Errorf("the caller's header was modified: %v", req.Header)
 	}
+	if spare := req.Header["X-Trace"][:4]; spare[1] != "" || spare[2] != "" || spare[3] != "" {
+		t.Errorf("a layer wrote into the spare room of the caller's header value: %q", spare)
+	}
 	own, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
 	own.Header.Set("User-Agent", "mine/2")
 	if resp, err := c.HTTP().Do(own); err != nil {
