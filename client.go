@@ -3,6 +3,7 @@ package steady
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -26,6 +27,9 @@ type Client struct {
 	red   *credentials.Redactor // the keys' values: every text the client writes goes through it
 	gate  *semaphore.Weighted
 	err   error // options that did not validate (With), else nil
+
+	uaValue []string // the User-Agent header of the requests the client builds
+
 }
 
 // New returns a client for opt. It fails with a clear error when a key, the
@@ -138,7 +142,7 @@ func build(opt Options, pool http.RoundTripper) (*Client, error) {
 	red := credentials.NewRedactor(keyValues(opt.Keys)...)
 	policy := opt.Policy
 	policy.Reporter = redactReporter(policy.Reporter, red)
-	rtr := retry.New(userAgent{next: credentials.NewTransport(pool, opt.Keys...), ua: opt.UserAgent}, policy)
+	rtr := retry.New(userAgent{next: credentials.NewTransport(pool, opt.Keys...), ua: []string{opt.UserAgent}}, policy)
 	c := &Client{
 		opt:   opt,
 		base:  base,
@@ -146,6 +150,8 @@ func build(opt Options, pool http.RoundTripper) (*Client, error) {
 		retry: rtr,
 		red:   red,
 		gate:  semaphore.NewWeighted(int64(opt.Concurrency)),
+
+		uaValue: []string{opt.UserAgent},
 	}
 	c.http = &http.Client{Transport: rtr, CheckRedirect: c.checkRedirect}
 	return c, nil
@@ -206,19 +212,37 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// userAgent sets the User-Agent of requests that have none.
+// userAgent sets the User-Agent of requests that have none. Requests the
+// client builds itself already carry one and pass through untouched.
 type userAgent struct {
 	next http.RoundTripper
-	ua   string
+	ua   []string // shared by every request it is set on, never modified
 }
 
+// RoundTrip sends req, or a shallow copy of it whose header map adds the
+// User-Agent: the caller's request is never modified, and nothing else of
+// it needs copying (ADR 193).
 func (u userAgent) RoundTrip(req *http.Request) (*http.Response, error) {
 	if _, ok := req.Header["User-Agent"]; ok {
 		return u.next.RoundTrip(req)
 	}
-	r := req.Clone(req.Context())
-	r.Header.Set("User-Agent", u.ua)
+	r := new(http.Request)
+	*r = *req
+	r.Header = headerWith(req.Header, "User-Agent", u.ua)
 	return u.next.RoundTrip(r)
+}
+
+// headerWith returns a copy of h with key set to v. The value slices are
+// shared, not copied: the layers below are RoundTrippers, which must not
+// modify a request, and steady's own replace a header's slice rather than
+// write into it.
+func headerWith(h http.Header, key string, v []string) http.Header {
+	c := maps.Clone(h)
+	if c == nil {
+		c = make(http.Header, 1)
+	}
+	c[key] = v
+	return c
 }
 
 func (u userAgent) CloseIdleConnections() {
@@ -322,11 +346,28 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 	return u, nil
 }
 
-// newRequest builds a request for path and query.
+// newRequest builds a GET-style request (no body) for path and query with
+// ctx. The resolved URL is used as it is, not printed and parsed again, and
+// the User-Agent is set here, so the user-agent layer has nothing to copy.
 func (c *Client) newRequest(ctx context.Context, method, path string, query url.Values) (*http.Request, error) {
 	u, err := c.resolve(path, query)
 	if err != nil {
 		return nil, err
 	}
-	return http.NewRequestWithContext(ctx, method, u.String(), nil)
+	u.Host = strings.TrimSuffix(u.Host, ":") // as http.NewRequest does with "http://host:/x"
+	req := &http.Request{
+		Method:     method,
+		URL:        u,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     http.Header{"User-Agent": c.uaValue, "Accept": acceptJSON},
+		Host:       u.Host,
+	}
+	return req.WithContext(ctx), nil
 }
+
+// acceptJSON is the Accept header of GetJSON and walks. Header values are
+// shared, never written in place: net/http and steady's layers replace a
+// header's slice, they do not modify it.
+var acceptJSON = []string{"application/json"}

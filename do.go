@@ -1,6 +1,7 @@
 package steady
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -27,11 +28,16 @@ import (
 func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	// The caller's own Outcome, when it asked for one, is the one filled:
 	// a body's resumes are counted there while it is read.
-	ctx, out := req.Context(), retry.OutcomeFrom(req.Context())
-	if out == nil {
-		ctx, out = retry.WithOutcome(ctx)
+	if out := retry.OutcomeFrom(req.Context()); out != nil {
+		return c.do(req, out)
 	}
-	resp, err := c.http.Do(req.WithContext(ctx))
+	ctx, out := retry.WithOutcome(req.Context())
+	return c.do(req.WithContext(ctx), out)
+}
+
+// do is Do for a request whose context already records into out.
+func (c *Client) do(req *http.Request, out *retry.Outcome) (*http.Response, error) {
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, c.red.With(c.secrets(req.URL)...).Error(unwrapURLError(err))
 	}
@@ -99,20 +105,45 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // and decodes the JSON body into v. Query names that look like credentials
 // are refused: configure a [credentials.Key] instead.
 func (c *Client) GetJSON(ctx context.Context, path string, query url.Values, v any) error {
+	// The body is read inside each attempt, bounded, so one cut short is
+	// re-sent and one that never ends (or inflates without end) is refused.
+	out := retry.OutcomeFrom(ctx) // the caller's own, when it asked for one
+	ctx = liveness.WithBodyInAttempt(ctx, c.opt.MaxBodyBytes)
+	if out == nil {
+		ctx, out = retry.WithOutcome(ctx)
+	}
 	req, err := c.newRequest(ctx, http.MethodGet, path, query)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Accept", "application/json")
-	// The body is read inside each attempt, bounded, so one cut short is
-	// re-sent and one that never ends (or inflates without end) is refused.
-	req = req.WithContext(liveness.WithBodyInAttempt(req.Context(), c.opt.MaxBodyBytes))
-	resp, err := c.Do(req)
+	resp, err := c.do(req, out)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	dec := json.NewDecoder(resp.Body)
+	if offset, err := decodeJSON(resp.Body, v); err != nil {
+		return &DecodeError{URL: c.red.URL(resp.Request.URL), Offset: offset, Err: err}
+	}
+	return nil
+}
+
+// decodeJSON decodes the one JSON value of body into v, and on failure says
+// at which byte. A body the retry layer holds in memory is decoded where it
+// lies, without the copy a json.Decoder makes; anything after the value but
+// white space is an error, since a body that is one document and more is
+// not the document the caller asked for.
+func decodeJSON(body io.Reader, v any) (offset int64, err error) {
+	if b, ok := body.(interface{ Bytes() []byte }); ok {
+		data := b.Bytes()
+		if len(bytes.TrimSpace(data)) == 0 {
+			return 0, errEmptyBody
+		}
+		if err := json.Unmarshal(data, v); err != nil {
+			return errorOffset(err), err
+		}
+		return 0, nil
+	}
+	dec := json.NewDecoder(body)
 	if err := dec.Decode(v); err != nil {
 		offset := dec.InputOffset()
 		var se *json.SyntaxError
@@ -120,11 +151,32 @@ func (c *Client) GetJSON(ctx context.Context, path string, query url.Values, v a
 			offset = se.Offset
 		}
 		if errors.Is(err, io.EOF) {
-			err = errors.New("empty body")
+			err = errEmptyBody
 		}
-		return &DecodeError{URL: c.red.URL(resp.Request.URL), Offset: offset, Err: err}
+		return offset, err
 	}
-	return nil
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = errors.New("more than one JSON value in the body")
+		}
+		return dec.InputOffset(), err
+	}
+	return 0, nil
+}
+
+var errEmptyBody = errors.New("empty body")
+
+// errorOffset is the byte at which json.Unmarshal failed, when it says.
+func errorOffset(err error) int64 {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return se.Offset
+	case errors.As(err, &te):
+		return te.Offset
+	}
+	return 0
 }
 
 // Walk returns a page walk from path (relative to Options.BaseURL, or
@@ -135,7 +187,6 @@ func (c *Client) Walk(path string, query url.Values, opt paginate.Options) (*pag
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
 	if opt.Reporter == nil {
 		opt.Reporter = c.opt.Reporter
 	}

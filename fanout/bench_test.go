@@ -9,8 +9,11 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/steadyhttp/steady/fanout"
 	"github.com/steadyhttp/steady/retry"
@@ -25,10 +28,19 @@ const (
 )
 
 // BenchmarkFanOut runs 2,000 sub-requests, 32 at a time, against a loopback
-// server that answers each after 10 ms, through a default retry transport.
-// x-ideal is the wall time over the ideal of 625 ms (goal: within 1.15).
-// [BenchmarkFloor] measures the same requests without fanout or retry, the
-// best the machine does.
+// server that answers each after 10 ms, three ways in one run (bench/rounds.sh
+// runs them in turn):
+//
+//   - impl=fanout: fanout.Run through a default retry transport;
+//   - impl=errgroup: errgroup with SetLimit(32), the same fetch and client;
+//   - impl=floor: 32 plain goroutines straight through the http.Transport,
+//     no gate, no retry, no results: what the machine allows (sleep
+//     overshoot, loopback, scheduling).
+//
+// x-ideal is the wall time over the ideal of 625 ms (goal: fanout within
+// 1.12, as errgroup is). Run it with
+//
+//	bench/rounds.sh 6 ./fanout FanOut -test.benchtime 2x
 //
 // The inner http.Transport is given MaxIdleConnsPerHost = 64: its default of
 // 2 keeps only two connections for reuse, so a 32-way fan-out would open
@@ -54,56 +66,84 @@ func BenchmarkFanOut(b *testing.B) {
 		return int(n), err
 	}
 	list := seq(benchItems)
-	opt := fanout.Options{Concurrency: benchConcurrency}
-	var runs int
-	var wall time.Duration
-	for b.Loop() {
-		start := time.Now()
-		res, err := fanout.Run(context.Background(), list, opt, fetch)
-		wall += time.Since(start)
-		runs++
-		if err != nil || len(res) != benchItems {
-			b.Fatalf("run: %d results, %v", len(res), err)
+	timed := func(b *testing.B, once func() error) {
+		var runs int
+		var wall time.Duration
+		cpu0 := cpuTime()
+		for b.Loop() {
+			start := time.Now()
+			err := once()
+			wall += time.Since(start)
+			runs++
+			if err != nil {
+				b.Fatal(err)
+			}
 		}
+		b.ReportMetric(float64(wall)/float64(runs)/float64(benchIdeal), "x-ideal")
+		// The process's CPU time, server included, per sub-request: what the
+		// run costs the machine, which wall time hides while cores idle.
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(runs*benchItems)/1e3, "cpu-µs/item")
 	}
-	b.ReportMetric(float64(wall)/float64(runs)/float64(benchIdeal), "x-ideal")
+	b.Run("impl=fanout", func(b *testing.B) {
+		opt := fanout.Options{Concurrency: benchConcurrency}
+		timed(b, func() error {
+			res, err := fanout.Run(context.Background(), list, opt, fetch)
+			if err == nil && len(res) != benchItems {
+				err = fmt.Errorf("%d results", len(res))
+			}
+			return err
+		})
+	})
+	b.Run("impl=errgroup", func(b *testing.B) {
+		timed(b, func() error {
+			res := make([]int, len(list))
+			g, ctx := errgroup.WithContext(context.Background())
+			g.SetLimit(benchConcurrency)
+			for i, item := range list {
+				g.Go(func() error {
+					r, err := fetch(ctx, item)
+					res[i] = r
+					return err
+				})
+			}
+			return g.Wait()
+		})
+	})
+	b.Run("impl=floor", func(b *testing.B) {
+		bare := &http.Client{Transport: inner}
+		timed(b, func() error {
+			var next atomic.Int64
+			var failed atomic.Value
+			var wg sync.WaitGroup
+			for range benchConcurrency {
+				wg.Go(func() {
+					for i := next.Add(1) - 1; i < benchItems; i = next.Add(1) - 1 {
+						resp, err := bare.Get(url + "/" + strconv.FormatInt(i, 10))
+						if err != nil {
+							failed.Store(err)
+							return
+						}
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+				})
+			}
+			wg.Wait()
+			if err, _ := failed.Load().(error); err != nil {
+				return err
+			}
+			return nil
+		})
+	})
 }
 
-// BenchmarkFloor sends the same 2,000 requests from 32 plain goroutines
-// straight through the http.Transport: no gate, no retry, no results. Its
-// x-ideal is what the machine allows (sleep overshoot, loopback, scheduling);
-// BenchmarkFanOut's overhead is the difference.
-func BenchmarkFloor(b *testing.B) {
-	url, inner := benchServer(b)
-	client := &http.Client{Transport: inner}
-	var runs int
-	var wall time.Duration
-	for b.Loop() {
-		start := time.Now()
-		var next atomic.Int64
-		var failed atomic.Value
-		var wg sync.WaitGroup
-		for range benchConcurrency {
-			wg.Go(func() {
-				for i := next.Add(1) - 1; i < benchItems; i = next.Add(1) - 1 {
-					resp, err := client.Get(url + "/" + strconv.FormatInt(i, 10))
-					if err != nil {
-						failed.Store(err)
-						return
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
-			})
-		}
-		wg.Wait()
-		wall += time.Since(start)
-		runs++
-		if err := failed.Load(); err != nil {
-			b.Fatal(err)
-		}
+// cpuTime is the user and system CPU time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
 	}
-	b.ReportMetric(float64(wall)/float64(runs)/float64(benchIdeal), "x-ideal")
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchServer starts the loopback server and returns its URL and a transport

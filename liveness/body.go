@@ -35,8 +35,25 @@ func WithBodyInAttempt(ctx context.Context, limit int64) context.Context {
 	if limit <= 0 {
 		limit = -1
 	}
-	return context.WithValue(ctx, bodyKey{}, limit)
+	return &bodyCtx{Context: ctx, limit: limit}
 }
+
+// bodyCtx is context.WithValue(ctx, bodyKey{}, limit) in one allocation
+// instead of two (the node and the boxed limit): it is made on every call
+// that reads its body inside the attempt.
+type bodyCtx struct {
+	context.Context
+	limit int64
+}
+
+func (c *bodyCtx) Value(key any) any {
+	if _, ok := key.(bodyKey); ok {
+		return c.limit
+	}
+	return c.Context.Value(key)
+}
+
+func (c *bodyCtx) String() string { return fmt.Sprintf("%v.WithBodyInAttempt(%d)", c.Context, c.limit) }
 
 // BodyInAttempt reports whether ctx asks for the body inside the attempt, and
 // the limit in bytes (-1: none).

@@ -17,11 +17,11 @@ import (
 // page is fetched or delivered again.
 type loopGuard struct {
 	red  *credentials.Redactor
-	seen map[string]struct{}
+	seen fingerprintSet // 16 bytes a page, not the URL's text (ADR 191)
 }
 
 func newLoopGuard(red *credentials.Redactor, first *url.URL) *loopGuard {
-	g := &loopGuard{red: red, seen: make(map[string]struct{})}
+	g := &loopGuard{red: red}
 	g.see(first)
 	return g
 }
@@ -36,12 +36,7 @@ func (g *loopGuard) key(u *url.URL) string {
 // see records u and reports whether it, or a URL naming the same page, was
 // seen before.
 func (g *loopGuard) see(u *url.URL) bool {
-	k := g.key(u)
-	if _, dup := g.seen[k]; dup {
-		return true
-	}
-	g.seen[k] = struct{}{}
-	return false
+	return g.seen.add(g.key(u))
 }
 
 // back reports whether a redirect met while fetching page from leads to a
@@ -53,8 +48,7 @@ func (g *loopGuard) back(to, from *url.URL) bool {
 	if k == g.key(from) {
 		return false
 	}
-	_, seen := g.seen[k]
-	return seen
+	return g.seen.contains(k)
 }
 
 // landed records where the request for u ended after redirects, final, and

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/steadyhttp/steady/liveness"
@@ -35,7 +36,7 @@ func discard(resp *http.Response) {
 // attempt (see [liveness.WithBodyInAttempt]). Bytes returns it without a
 // copy; reading it works like any body.
 type BufferedBody struct {
-	*bytes.Reader
+	bytes.Reader
 	data []byte
 }
 
@@ -69,9 +70,9 @@ func (e *ReadTimeoutError) Temporary() bool { return true }
 func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel context.CancelCauseFunc, tr *liveness.Tracker) ([]byte, error) {
 	defer resp.Body.Close()
 	var timer *time.Timer
-	errIdle := &ReadTimeoutError{After: idle}
 	if idle > 0 && cancel != nil {
-		timer = time.AfterFunc(idle, func() { cancel(errIdle) })
+		// The error is made only when the watchdog fires: most reads end.
+		timer = time.AfterFunc(idle, func() { cancel(&ReadTimeoutError{After: idle}) })
 		defer timer.Stop()
 	}
 	// The buffer grows with what arrives, never with what the server
@@ -82,18 +83,20 @@ func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel 
 	if cl := resp.ContentLength; cl >= 0 && cl < int64(size) {
 		size = int(cl) + 1 // +1 to see the EOF in the same read
 	}
-	var buf bytes.Buffer
-	chunk := make([]byte, size)
+	// Reads go straight into the buffer's free space (a separate chunk
+	// would cost an allocation and a copy per attempt), and a full buffer
+	// doubles: amortised linear in what arrived.
+	buf := make([]byte, 0, size)
 	for {
-		n, err := resp.Body.Read(chunk)
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, cap(buf))
+		}
+		n, err := resp.Body.Read(buf[len(buf):cap(buf)])
 		if n > 0 {
-			if limit >= 0 && int64(buf.Len()+n) > limit {
+			if limit >= 0 && int64(len(buf)+n) > limit {
 				return nil, &liveness.BodyTooLargeError{Limit: limit}
 			}
-			buf.Write(chunk[:n]) // bytes.Buffer doubles: amortised linear in what arrived
-			if n == len(chunk) && len(chunk) < maxRead {
-				chunk = make([]byte, min(2*len(chunk), maxRead))
-			}
+			buf = buf[:len(buf)+n]
 			if tr != nil {
 				tr.Mark()
 			}
@@ -102,22 +105,17 @@ func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel 
 			}
 		}
 		if err == io.EOF {
-			return buf.Bytes(), nil
+			return buf, nil
 		}
 		if err != nil {
 			if timer != nil && !timer.Stop() {
-				return nil, errIdle // the watchdog fired and aborted the read
+				return nil, &ReadTimeoutError{After: idle} // the watchdog fired and aborted the read
 			}
 			return nil, err
 		}
 	}
 }
 
-// initialRead and maxRead bound the read buffer of readInAttempt: it
-// starts small and doubles while reads fill it, up to maxRead.
-const (
-	initialRead = 4 << 10
-	maxRead     = 256 << 10
-)
-
-func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+// initialRead is the first size of readInAttempt's buffer, which then
+// doubles while reads fill it.
+const initialRead = 4 << 10

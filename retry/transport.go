@@ -228,7 +228,9 @@ func (c *call) run() (*http.Response, error) {
 			if err != nil {
 				resp = nil
 			} else {
-				resp.Body = &BufferedBody{Reader: bytesReader(data), data: data}
+				bb := &BufferedBody{data: data}
+				bb.Reset(data)
+				resp.Body = bb
 				resp.ContentLength = int64(len(data))
 			}
 		}

@@ -6,28 +6,39 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // BenchmarkCheckpoint measures what making a page durable costs: a 64 KB
-// page appended to the partial file, then its state recorded, as
+// page appended to the partial file, then its state recorded as
 // checkpoint.pageDone does (data fsync, state fsync, rename, directory
-// fsync) beside the unsynced write and rename of before. Run both in one
-// go and compare medians:
+// fsync) after every page ("synced") and at its own pace ("batched", ADR
+// 192), beside the unsynced write and rename of before. Run them in one go
+// and compare medians:
 //
-//	go test -run '^$' -bench Checkpoint -count 6 ./cmd/steady/
+//	bench/rounds.sh 6 ./cmd/steady Checkpoint
 func BenchmarkCheckpoint(b *testing.B) {
 	page := bytes.Repeat([]byte(`{"id":1,"name":"n","value":0.5}`+"\n"), 2048)
-	b.Run("synced", func(b *testing.B) {
+	durable := func(b *testing.B, every int) {
 		f, st, path := benchFiles(b)
-		cp := newCheckpoint(f, path, 0)
+		out := &byteCounter{w: f}
+		cp := newCheckpoint(f, path, out, newSink("jsonl", out, nil), st, time.Now())
+		if every > 0 {
+			cp.pages = every
+		}
 		b.SetBytes(int64(len(page)))
 		for b.Loop() {
-			f.Write(page)
-			if err := cp.pageDone(st); err != nil {
+			out.Write(page)
+			if err := cp.pageDone(st, time.Now()); err != nil {
 				b.Fatal(err)
 			}
 		}
-	})
+		if err := cp.wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("synced", func(b *testing.B) { durable(b, 1) })
+	b.Run("batched", func(b *testing.B) { durable(b, 0) })
 	b.Run("unsynced", func(b *testing.B) {
 		f, st, path := benchFiles(b)
 		b.SetBytes(int64(len(page)))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -41,6 +42,10 @@ type job struct {
 	wrap   func(io.Writer) io.Writer
 	resume bool
 	force  bool
+	// statePages and stateInterval, when set, replace the checkpoint's
+	// bounds: tests make a crash's cost exact with them.
+	statePages    int
+	stateInterval time.Duration
 	// detected, when set, is told once, after the first page, what the
 	// walk found out for itself (--pages auto, --items not given).
 	detected func(paginate.Detected)
@@ -115,7 +120,8 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 		}
 		res.resumed = j.resume
 	}
-	sink := newSink(j.format, w, st.Columns)
+	out := &byteCounter{w: w, n: st.Offset}
+	sink := newSink(j.format, out, st.Columns)
 	res.rows, res.pages = st.Rows, st.Done
 	if j.resume {
 		// Progress counts the rows and pages already in the file as done.
@@ -136,9 +142,17 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 	if err != nil {
 		return res, &usageError{err: err}
 	}
-	cp := newCheckpoint(file, statePath(j.out), st.Offset)
+	cp := newCheckpoint(file, statePath(j.out), out, sink, st, time.Now())
+	if j.statePages > 0 {
+		cp.pages = j.statePages
+	}
+	if j.stateInterval > 0 {
+		cp.interval = j.stateInterval
+	}
+	defer cp.wait()                        // even on a panic, so that no state is written after run returns
 	ctx, outcome := retry.WithOutcome(ctx) // the last page's: why retrying stopped
-	for page, werr := range walk.All(ctx) {
+	writeFailed := false
+	for page, werr := range ahead(ctx, walk.All) {
 		if werr != nil {
 			err = rateLimited(inFlagWords(werr), outcome)
 			var pe *paginate.Error
@@ -153,13 +167,15 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 		// A page counts only once it is written: until then the state on
 		// disk still names it, so a failed write (a CSV item that is not
 		// an object, a full disk, a file-size limit) is fetched again on
-		// resume rather than skipped.
-		if err = sink.writePage(st.Done+1, page.Items); err == nil {
+		// resume rather than skipped. Without a file, each page goes out
+		// at once, for whoever reads the stream; a file is written in
+		// large blocks, and flushed when a state is due.
+		if err = sink.writePage(st.Done+1, page.Items); err == nil && file == nil {
 			err = sink.flush()
 		}
 		if err != nil {
 			err = fmt.Errorf("writing %s: %w", j.name(), err)
-			cp.rollback()
+			writeFailed = true
 			break
 		}
 		st.Done++
@@ -179,17 +195,77 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 			continue
 		}
 		st.Next = stripCredentials(page.Next, j.client.Redactor())
-		if err = cp.pageDone(st); err != nil {
+		if err = cp.pageDone(st, time.Now()); err != nil {
+			writeFailed = true
 			break
 		}
 	}
+	if err == nil {
+		if err = sink.flush(); err != nil {
+			err = fmt.Errorf("writing %s: %w", j.name(), err)
+			writeFailed = true
+		}
+	}
 	if err != nil {
+		if writeFailed || st.Next != "" {
+			// Every page whose bytes all reached the file is kept and
+			// recorded, and st is set back to the last of them; anything
+			// after it is cut off. If recording fails too, the state on
+			// disk stays a resume point, only an earlier one.
+			_ = cp.flush(st, time.Now())
+		} else {
+			_ = sink.flush()
+			_ = cp.wait() // interrupted removes the state: none may be in flight
+		}
+		res.rows, res.pages = st.Rows, st.Done
 		return res, j.interrupted(err, st)
 	}
+	// Every page is written; a state that failed in the background after
+	// the last one no longer matters, and finish fsyncs the file itself.
+	_ = cp.wait()
 	if err := j.short(walk.Summary(), st, file); err != nil {
 		return res, err
 	}
 	return res, j.finish(file, st, &res)
+}
+
+// ahead runs a walk one page ahead of the loop that writes its items: the
+// next page is fetched while this one is written and made durable, so a
+// harvest takes about the longer of the two, not their sum, and holds at
+// most two pages. Breaking out of the loop (or a panic in it) stops the
+// walk and waits for it, so nothing is left running; a page fetched ahead
+// and not written is not counted anywhere, and a resume fetches it again.
+func ahead(ctx context.Context, all func(context.Context) iter.Seq2[*paginate.Page, error]) iter.Seq2[*paginate.Page, error] {
+	return func(yield func(*paginate.Page, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		type step struct {
+			page *paginate.Page
+			err  error
+		}
+		steps := make(chan step)
+		stop := make(chan struct{}) // closed when the loop stops early
+		go func() {
+			defer close(steps)
+			for p, err := range all(ctx) {
+				select {
+				case steps <- step{p, err}: // the walk's own end, ctx's error included, always arrives
+				case <-stop:
+					return
+				}
+			}
+		}()
+		defer func() {
+			close(stop)
+			cancel()
+			for range steps {
+			}
+		}()
+		for s := range steps {
+			if !yield(s.page, s.err) {
+				return
+			}
+		}
+	}
 }
 
 // short fails a walk that ended with fewer rows than the server announced

@@ -41,7 +41,7 @@ func strace(t *testing.T, args ...string) []traced {
 		t.Skip("strace is not installed")
 	}
 	out := filepath.Join(t.TempDir(), "trace")
-	cmd := exec.Command(path, append([]string{"-f", "-qq", "-e", "trace=openat,write,fsync,fdatasync,renameat,renameat2,rename", "-o", out}, args...)...)
+	cmd := exec.Command(path, append([]string{"-f", "-qq", "-s", "4096", "-e", "trace=openat,write,fsync,fdatasync,renameat,renameat2,rename", "-o", out}, args...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		if strings.Contains(string(b), "ptrace") {
 			if os.Getenv("CI") == "true" {
@@ -84,12 +84,18 @@ func firstFD(args string) int {
 
 // A power loss at any moment must leave a state whose offset the partial
 // file holds, and a rename that is on disk: the traced calls of a real
-// harvest show, for every state written, the partial file's data fsynced
-// before it, the state's temporary file fsynced before its rename, and the
-// directory fsynced after.
+// harvest show, for every state written, at least as many bytes of the
+// partial file fsynced as the state counts (the harvest may go on
+// appending while a state is written, ADR 192), the state's temporary file
+// fsynced before its rename, and the directory fsynced after.
 func TestBinaryHarvestSyncsDataBeforeState(t *testing.T) {
 	bin := binary(t)
-	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 500})
+	// Every page drips, so the walk lasts well over the second after which
+	// a state is due: states are written while pages are.
+	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 2000, Faults: steadytest.Faults{
+		Rule: func(steadytest.Call) steadytest.Fault {
+			return steadytest.Fault{Kind: steadytest.Drip, Chunk: 2048, Every: 20 * time.Millisecond}
+		}}})
 	defer srv.Close()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "rows.jsonl")
@@ -97,6 +103,8 @@ func TestBinaryHarvestSyncsDataBeforeState(t *testing.T) {
 
 	paths := map[int]string{} // fd -> path, from openat
 	dirty := map[string]bool{}
+	offsets := map[string]int{} // state temporary file -> the offset it records
+	var written, synced int     // bytes of the partial file
 	renames, dirPending := 0, false
 	for i, c := range calls {
 		switch c.name {
@@ -105,14 +113,24 @@ func TestBinaryHarvestSyncsDataBeforeState(t *testing.T) {
 				paths[c.ret] = m[1]
 			}
 		case "write":
-			if p := paths[firstFD(c.args)]; strings.HasPrefix(p, dir) {
+			p := paths[firstFD(c.args)]
+			if strings.HasPrefix(p, dir) {
 				dirty[p] = true
+			}
+			if p == partialPath(out) {
+				written += c.ret
+			}
+			if m := stateOffset.FindStringSubmatch(c.args); m != nil {
+				offsets[p], _ = strconv.Atoi(m[1])
 			}
 		case "fsync", "fdatasync":
 			p := paths[firstFD(c.args)]
 			dirty[p] = false
 			if p == dir {
 				dirPending = false
+			}
+			if p == partialPath(out) {
+				synced = written
 			}
 		case "renameat", "renameat2", "rename":
 			m := quoted.FindAllStringSubmatch(c.args, -1)
@@ -123,8 +141,11 @@ func TestBinaryHarvestSyncsDataBeforeState(t *testing.T) {
 			if dirPending {
 				t.Errorf("call %d: rename to %s before the directory was synced after the last one", i, to)
 			}
-			if dirty[partialPath(out)] {
-				t.Errorf("call %d: %s renamed to %s while the partial file had unsynced writes", i, from, to)
+			if to == statePath(out) && offsets[from] > synced {
+				t.Errorf("call %d: a state counting %d bytes renamed into place with %d bytes of the partial file synced", i, offsets[from], synced)
+			}
+			if to == out && dirty[partialPath(out)] {
+				t.Errorf("call %d: the output renamed into place while the partial file had unsynced writes", i)
 			}
 			if dirty[from] {
 				t.Errorf("call %d: %s renamed before it was synced", i, from)
@@ -136,12 +157,20 @@ func TestBinaryHarvestSyncsDataBeforeState(t *testing.T) {
 	if dirPending {
 		t.Error("the last rename was never made durable by syncing the directory")
 	}
-	// The first state, one per page that has a next one, and the output.
-	if renames != 1+4+1 {
-		t.Errorf("%d renames in %d calls, want 6", renames, len(calls))
+	// The first state, at least one more (20 pages of 4 drips of 20 ms
+	// last over 1.6 s, and a state is due every second), at most one per
+	// page that has a next one, and the output.
+	if renames < 1+1+1 || renames > 1+19+1 {
+		t.Errorf("%d renames in %d calls, want 3 to 21", renames, len(calls))
 	}
-	checkExact(t, rowsOf(t, out), 500)
+	if len(offsets) < 2 {
+		t.Errorf("%d states' offsets found in the trace, want 2 or more", len(offsets))
+	}
+	checkExact(t, rowsOf(t, out), 2000)
 }
+
+// stateOffset finds the offset in a state file's text as strace prints it.
+var stateOffset = regexp.MustCompile(`\\"offset\\": (\d+)`)
 
 // blockedIn reports whether a thread of process pid waits in the kernel
 // function named (its wchan).

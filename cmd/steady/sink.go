@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -14,6 +15,9 @@ import (
 // flush after a page makes everything so far durable in the writer below.
 type sink interface {
 	writePage(page int, items []json.RawMessage) error
+	// buffered says how many bytes written are not yet in the writer
+	// below, once all of them are in the sink's last buffer.
+	buffered() (int, error)
 	flush() error
 	columns() []string
 }
@@ -33,25 +37,88 @@ func newSink(format string, w io.Writer, cols []string) sink {
 // jsonlSink writes one compact JSON value a line.
 type jsonlSink struct {
 	bw  *bufio.Writer
-	buf bytes.Buffer
+	buf []byte
 }
 
 func (s *jsonlSink) writePage(page int, items []json.RawMessage) error {
 	for i, it := range items {
-		s.buf.Reset()
-		if err := json.Compact(&s.buf, it); err != nil {
+		var err error
+		if s.buf, err = appendCompact(s.buf[:0], it); err != nil {
 			return fmt.Errorf("item %d of page %d is not valid JSON: %w", i+1, page, err)
 		}
-		s.buf.WriteByte('\n')
-		if _, err := s.bw.Write(s.buf.Bytes()); err != nil {
+		s.buf = append(s.buf, '\n')
+		if _, err := s.bw.Write(s.buf); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *jsonlSink) flush() error      { return s.bw.Flush() }
-func (s *jsonlSink) columns() []string { return nil }
+// appendCompact appends item to dst without the white space outside its
+// strings, as json.Compact does. Items come from a walk, which validated
+// their page (RFC 8259, as encoding/json applies it), so a scan that knows
+// only where strings begin and end is exact, at a fraction of json.Compact's
+// cost (it was a fifth of a harvest's CPU). A control character inside a
+// string, which no valid item has, is refused, so that a line can never
+// break.
+func appendCompact(dst, item []byte) ([]byte, error) {
+	start, i, n := 0, 0, len(item)
+	for i < n {
+		for i < n && !valueStop[item[i]] {
+			i++
+		}
+		if i >= n {
+			break
+		}
+		switch c := item[i]; {
+		case c == '"':
+			i++
+			for i < n && !stringStop[item[i]] {
+				i++
+			}
+			for i < n && item[i] != '"' {
+				switch c := item[i]; {
+				case c == '\\':
+					i += 2
+				case c < 0x20:
+					return dst, fmt.Errorf("control character %#x in a string at byte %d", c, i)
+				default:
+					i++
+				}
+				for i < n && !stringStop[item[i]] {
+					i++
+				}
+			}
+			if i >= n {
+				return dst, errors.New("unterminated string")
+			}
+			i++
+		default: // white space
+			dst = append(dst, item[start:i]...)
+			i++
+			start = i
+		}
+	}
+	return append(dst, item[start:]...), nil
+}
+
+// valueStop marks the bytes outside strings that the scan acts on: a
+// string's opening quote, white space.
+var valueStop = [256]bool{'"': true, ' ': true, '\t': true, '\n': true, '\r': true}
+
+// stringStop marks the bytes that end a run of plain string content: the
+// closing quote, an escape, a control character.
+var stringStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
+func (s *jsonlSink) buffered() (int, error) { return s.bw.Buffered(), nil }
+func (s *jsonlSink) flush() error           { return s.bw.Flush() }
+func (s *jsonlSink) columns() []string      { return nil }
 
 // extraColumn holds, as a JSON object, the fields of an item that the header
 // does not name: the header is the union of the keys of the first page, and
@@ -149,6 +216,11 @@ func (s *csvSink) writePage(page int, items []json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+func (s *csvSink) buffered() (int, error) {
+	s.w.Flush() // into bw: the csv.Writer keeps a buffer of its own
+	return s.bw.Buffered(), s.w.Error()
 }
 
 func (s *csvSink) flush() error {

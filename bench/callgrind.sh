@@ -1,0 +1,34 @@
+#!/bin/sh
+# Instructions per operation of benchmarks, counted by callgrind, for a
+# machine too busy for times to mean much. Each benchmark runs twice under
+# callgrind, for 1 and for N+1 iterations; the difference over N is what one
+# iteration costs, setup and process start cancelled out.
+#
+#   bench/callgrind.sh PACKAGE N BENCHMARK...
+#   bench/callgrind.sh . 200 'FacadeHTTP/impl=bare$' 'FacadeHTTP/impl=HTTP$'
+set -eu
+pkg=$1 n=$2
+shift 2
+bin=$(mktemp /tmp/callgrind-bench.XXXXXX)
+trap 'rm -f "$bin"' EXIT
+go test -c -o "$bin" "$pkg"
+# Valgrind sometimes aborts on the Go runtime's threads; such a run prints
+# no count and is run again.
+count() { # benchmark iterations
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		c=$(GOMAXPROCS=1 GOGC=off valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+			"$bin" -test.run '^$' -test.bench "^Benchmark$1" -test.benchtime "${2}x" 2>&1 >/dev/null |
+			sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+		if [ -n "$c" ]; then
+			echo "$c"
+			return
+		fi
+	done
+	echo "callgrind failed 10 times on $1" >&2
+	exit 1
+}
+for b in "$@"; do
+	one=$(count "$b" 1)
+	many=$(count "$b" $((n + 1)))
+	echo "$b $(( (many - one) / n )) instructions/op"
+done
