@@ -79,6 +79,11 @@ func appendCompact(dst, item []byte) ([]byte, error) {
 			for i < n && item[i] != '"' {
 				switch c := item[i]; {
 				case c == '\\':
+					// An escape takes the next byte as it is, so a control
+					// byte there would pass into the line unseen.
+					if i+1 < n && item[i+1] < 0x20 {
+						return dst, fmt.Errorf("control character %#x in a string at byte %d", item[i+1], i+1)
+					}
 					i += 2
 				case c < 0x20:
 					return dst, fmt.Errorf("control character %#x in a string at byte %d", c, i)
