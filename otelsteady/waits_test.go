@@ -15,7 +15,8 @@ import (
 // TestPacingHold: a response says the quota is spent for 2s; the next
 // request is held before its attempt, so the hold is an event of the
 // request's span (the caller's here), and the quota an event of the
-// attempt that announced it.
+// attempt that announced it. A lone held request waits the reset itself:
+// no jitter (ADR 0160).
 func TestPacingHold(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t)
@@ -37,13 +38,13 @@ func TestPacingHold(t *testing.T) {
 		quota := " steady.quota@+%s{steady.quota.remaining=0 steady.quota.reset=2}"
 		diff(t, "spans", r.spanText(t0), []string{
 			"GET client parent=caller +0s..+0s Unset {http.request.method=GET http.response.status_code=200" + tail + fmt.Sprintf(quota, "0s"),
-			"GET client parent=caller +2.5s..+2.5s Unset {http.request.method=GET http.response.status_code=200" + tail + fmt.Sprintf(quota, "2.5s"),
-			"caller internal parent=- +0s..+2.5s Unset {} steady.wait@+0s{steady.wait.duration=2.5 steady.wait.reason=pacing}",
+			"GET client parent=caller +2s..+2s Unset {http.request.method=GET http.response.status_code=200" + tail + fmt.Sprintf(quota, "2s"),
+			"caller internal parent=- +0s..+2s Unset {} steady.wait@+0s{steady.wait.duration=2 steady.wait.reason=pacing}",
 		})
 		diff(t, "metrics", r.metricText(t), []string{
 			"steady.attempts{http.request.method=GET server.address=api.example.gov steady.resend=false} = 2",
 			"steady.pacing.holds{server.address=api.example.gov} = 1",
-			"steady.wait.duration{server.address=api.example.gov steady.wait.reason=pacing} count=1 sum=2.5",
+			"steady.wait.duration{server.address=api.example.gov steady.wait.reason=pacing} count=1 sum=2",
 		})
 	})
 }
@@ -76,7 +77,8 @@ func TestBudgetRefusal(t *testing.T) {
 }
 
 // TestServerHintThenExhausted: a 429 whose Retry-After is under the cap is
-// slept off (a server_hint wait, with its jitter), and the attempts then
+// slept off (a server_hint wait, with its jitter of a tenth of the hint at
+// most: 2.1s at Rand 0.5), and the attempts then
 // run out: the stop is on the last attempt's span.
 func TestServerHintThenExhausted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -93,17 +95,17 @@ func TestServerHintThenExhausted(t *testing.T) {
 		const tail = " server.address=api.example.gov server.port=443 url.full=https://api.example.gov/items}"
 		diff(t, "spans", r.spanText(t0), []string{
 			"GET client parent=caller +0s..+0s Error {error.type=429 http.request.method=GET http.response.status_code=429" + tail +
-				" steady.wait@+0s{steady.wait.duration=2.5 steady.wait.reason=server_hint}",
-			"GET client parent=caller +2.5s..+2.5s Error {error.type=503 http.request.method=GET http.request.resend_count=1 http.response.status_code=503" + tail +
-				" steady.stop@+2.5s{steady.stop.reason=exhausted steady.wait.duration=2}",
-			"caller internal parent=- +0s..+2.5s Unset {}",
+				" steady.wait@+0s{steady.wait.duration=2.1 steady.wait.reason=server_hint}",
+			"GET client parent=caller +2.1s..+2.1s Error {error.type=503 http.request.method=GET http.request.resend_count=1 http.response.status_code=503" + tail +
+				" steady.stop@+2.1s{steady.stop.reason=exhausted steady.wait.duration=2}",
+			"caller internal parent=- +0s..+2.1s Unset {}",
 		})
 		diff(t, "metrics", r.metricText(t), []string{
 			"steady.attempts{http.request.method=GET server.address=api.example.gov steady.resend=false} = 1",
 			"steady.attempts{http.request.method=GET server.address=api.example.gov steady.resend=true} = 1",
 			"steady.resends{error.type=429 server.address=api.example.gov steady.wait.reason=server_hint} = 1",
 			"steady.stops{server.address=api.example.gov steady.stop.reason=exhausted} = 1",
-			"steady.wait.duration{server.address=api.example.gov steady.wait.reason=server_hint} count=1 sum=2.5",
+			"steady.wait.duration{server.address=api.example.gov steady.wait.reason=server_hint} count=1 sum=2.1",
 		})
 	})
 }
