@@ -370,7 +370,17 @@ func unquote(s string) string {
 // surrounded by white space, of at most 18 digits. Unlike strconv it
 // allocates nothing on bad input, which a parser of every response sees.
 func parseCount(s string) (int64, bool) {
+	// The common field is bare digits: read them in one pass, and trim
+	// and unquote only what is not.
+	if n, ok := parseDigits(s); ok {
+		return n, true
+	}
 	s = unquote(trimOWS(s))
+	return parseDigits(s)
+}
+
+// parseDigits reads s, 1 to 18 decimal digits and nothing else.
+func parseDigits(s string) (int64, bool) {
 	if s == "" || len(s) > 18 {
 		return 0, false
 	}
