@@ -167,6 +167,9 @@ func (a *Adapter) Report(e progress.Event) {
 		if !ok {
 			return
 		}
+		if e.Quota {
+			quotaEvent(span, e)
+		}
 		a.outcome(span, e)
 		span.End()
 
@@ -199,8 +202,7 @@ func (a *Adapter) Report(e progress.Event) {
 
 	case progress.QuotaSeen:
 		if span, ok := attemptSpan(ctx); ok {
-			span.AddEvent(EventQuota, trace.WithTimestamp(stamp(e.Time)), trace.WithAttributes(
-				attribute.Int64(KeyQuotaRemaining, e.Remaining), attribute.Float64(KeyQuotaReset, e.Reset.Seconds())))
+			quotaEvent(span, e)
 		}
 
 	case progress.PageReceived:
@@ -255,4 +257,10 @@ func errorType(e progress.Event) attribute.KeyValue {
 		return semconv.ErrorTypeKey.String(StopCanceled)
 	}
 	return semconv.ErrorTypeOther
+}
+
+// quotaEvent adds the quota e tells to its attempt's span.
+func quotaEvent(span trace.Span, e progress.Event) {
+	span.AddEvent(EventQuota, trace.WithTimestamp(stamp(e.Time)), trace.WithAttributes(
+		attribute.Int64(KeyQuotaRemaining, e.Remaining), attribute.Float64(KeyQuotaReset, e.Reset.Seconds())))
 }

@@ -15,7 +15,8 @@ import (
 // TestPacingHold: a response says the quota is spent for 2s; the next
 // request is held before its attempt, so the hold is an event of the
 // request's span (the caller's here), and the quota an event of the
-// attempt that announced it.
+// attempt that announced it. A lone held request waits the reset itself:
+// no jitter (ADR 0160).
 func TestPacingHold(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t)
@@ -33,8 +34,6 @@ func TestPacingHold(t *testing.T) {
 			}
 		}
 		span.End()
-		// A lone held request is released at the reset itself: jitter is
-		// sized to how many are held (ADR 160).
 		const tail = " server.address=api.example.gov server.port=443 url.full=https://api.example.gov/items}"
 		quota := " steady.quota@+%s{steady.quota.remaining=0 steady.quota.reset=2}"
 		diff(t, "spans", r.spanText(t0), []string{
@@ -78,7 +77,8 @@ func TestBudgetRefusal(t *testing.T) {
 }
 
 // TestServerHintThenExhausted: a 429 whose Retry-After is under the cap is
-// slept off (a server_hint wait, with its jitter), and the attempts then
+// slept off (a server_hint wait, with its jitter of a tenth of the hint at
+// most: 2.1s at Rand 0.5), and the attempts then
 // run out: the stop is on the last attempt's span.
 func TestServerHintThenExhausted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -92,7 +92,6 @@ func TestServerHintThenExhausted(t *testing.T) {
 		if !errors.Is(err, retry.ErrExhausted) {
 			t.Fatalf("err = %v, want ErrExhausted", err)
 		}
-		// The hint's jitter is up to a tenth of it (ADR 160): half of 0.2s.
 		const tail = " server.address=api.example.gov server.port=443 url.full=https://api.example.gov/items}"
 		diff(t, "spans", r.spanText(t0), []string{
 			"GET client parent=caller +0s..+0s Error {error.type=429 http.request.method=GET http.response.status_code=429" + tail +

@@ -25,8 +25,11 @@ const (
 	PageReceived
 	// SubrequestDone: a fan-out finished sub-request Done of Total.
 	SubrequestDone
-	// QuotaSeen: a response carried rate-limit headers: Remaining requests
-	// until Reset.
+	// QuotaSeen: a response that is re-sent or stopped on carried
+	// rate-limit headers: Remaining requests until Reset. The quota of the
+	// response handed to the caller rides on its RequestFinished instead
+	// (Quota set): one event a response, not two. Read both with
+	// [Event.HasQuota].
 	QuotaSeen
 	// AttemptStarted: attempt Attempt of a request is about to be sent. It
 	// goes only to a [Tracer]'s StartAttempt, never to Report, so renderers
@@ -79,7 +82,11 @@ const (
 // An Event is one thing worth reporting. Fields that do not apply to a Kind
 // are zero.
 type Event struct {
-	Kind     Kind
+	Kind Kind
+	// Quota is set on a RequestFinished whose response carried rate-limit
+	// headers: Remaining and Reset then say what they did. (Next to Kind,
+	// it takes no room: every event is copied on the request path.)
+	Quota    bool
 	Time     time.Time
 	Method   string
 	URL      string // redacted
@@ -94,8 +101,8 @@ type Event struct {
 	Bytes    int64         // bytes of a page
 	Done     int           // page index (1-based) or sub-requests done
 	Total    int           // sub-requests in all, 0 when unknown
-	// Remaining and Reset describe a quota (QuotaSeen); Remaining is -1 when
-	// the server did not say.
+	// Remaining and Reset describe a quota (QuotaSeen, or RequestFinished
+	// with Quota set); Remaining is -1 when the server did not say.
 	Remaining int64
 	Reset     time.Duration
 
@@ -120,6 +127,10 @@ type Event struct {
 	// errors.Is. Reason holds its text, with detail.
 	Stop error
 }
+
+// HasQuota reports whether e tells a response's quota: a QuotaSeen, or a
+// RequestFinished with Quota set.
+func (e *Event) HasQuota() bool { return e.Kind == QuotaSeen || e.Quota }
 
 // A Reporter receives events. Report must be safe for concurrent use and
 // should return quickly: it is called on the request path.

@@ -81,6 +81,10 @@ func (p *Plain) report(e Event, t time.Time) {
 		p.notice(e, t, stoppedLine)
 	case QuotaSeen:
 		p.quotaSeen(e, t)
+	case RequestFinished:
+		if e.Quota {
+			p.quotaSeen(e, t)
+		}
 	case PageReceived, SubrequestDone:
 		p.step(e, t)
 	case Resumed:

@@ -299,3 +299,18 @@ func TestPlainConcurrentReports(t *testing.T) {
 		t.Errorf("lines = %q, want a first line and %q", got, "progress: 800 pages, 1600 rows, 8.0 kB")
 	}
 }
+
+// TestPlainQuotaOnRequestFinished: the quota of the response handed back
+// rides on its RequestFinished (Quota set) and is shown as a QuotaSeen's
+// is; a RequestFinished without Quota says nothing, whatever its Remaining.
+func TestPlainQuotaOnRequestFinished(t *testing.T) {
+	var buf bytes.Buffer
+	p := progress.NewPlain(&buf, progress.Options{Interval: -1})
+	p.Report(progress.Event{Kind: progress.RequestFinished, Time: t0, Host: "h", Status: 200, Remaining: 0})
+	p.Report(progress.Event{Kind: progress.RequestFinished, Time: t0, Host: "api.example.gov", Status: 200,
+		Quota: true, Remaining: 3, Reset: 45 * time.Second})
+	p.Report(progress.Event{Kind: progress.RequestFinished, Time: t0, Host: "other.example.org", Status: 200,
+		Quota: true, Remaining: 500, Reset: time.Minute})
+	p.Close()
+	equalLines(t, buf.String(), []string{"quota low api.example.gov: 3 left, resets in 45s"})
+}

@@ -42,7 +42,7 @@ type Options struct {
 	// limit). Lines held back are counted on the next one, and the retries
 	// and stops in all are on every progress line.
 	NoticeInterval time.Duration
-	// QuotaLow is the remaining quota at or below which a QuotaSeen event is
+	// QuotaLow is the remaining quota at or below which a quota an event tells is
 	// shown (default 10; negative: never).
 	QuotaLow int64
 

@@ -88,7 +88,7 @@ func slogAttrs(e Event) []slog.Attr {
 	num("done", int64(e.Done))
 	num("total", int64(e.Total))
 	num("total_items", e.TotalItems)
-	if e.Kind == QuotaSeen && e.Remaining >= 0 {
+	if e.HasQuota() && e.Remaining >= 0 {
 		a = append(a, slog.Int64("remaining", e.Remaining))
 	}
 	if e.Reset != 0 {

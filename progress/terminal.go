@@ -93,6 +93,12 @@ func (t *Terminal) Report(e Event) {
 	if line, ok := verboseLine(t.opt, e); ok {
 		above = append(above, line)
 	}
+	if e.HasQuota() {
+		t.quota = ""
+		if e.Remaining >= 0 && t.opt.QuotaLow >= 0 && e.Remaining <= t.opt.QuotaLow {
+			t.quota = "quota " + quotaPhrase(e)
+		}
+	}
 	switch e.Kind {
 	case RetryScheduled, Waiting:
 		t.status, t.statusUntil = waitPhrase(e), at.Add(e.Wait)
@@ -103,11 +109,6 @@ func (t *Terminal) Report(e Event) {
 		}
 	case Resumed:
 		above = append(above, resumedLine(e))
-	case QuotaSeen:
-		t.quota = ""
-		if e.Remaining >= 0 && t.opt.QuotaLow >= 0 && e.Remaining <= t.opt.QuotaLow {
-			t.quota = "quota " + quotaPhrase(e)
-		}
 	case RequestFinished, PageReceived, SubrequestDone:
 		// Data arriving after the wait ended means the wait is over; a
 		// response handed back with an error status is no such sign.

@@ -370,6 +370,11 @@ func unquote(s string) string {
 // surrounded by white space, of at most 18 digits. Unlike strconv it
 // allocates nothing on bad input, which a parser of every response sees.
 func parseCount(s string) (int64, bool) {
+	// The common field is bare digits: read them in one pass, and trim
+	// and unquote only what is not.
+	if n, ok := decimal(s); ok {
+		return n, true
+	}
 	return decimal(unquote(trimOWS(s)))
 }
 

@@ -244,8 +244,8 @@ func (c *call) run() (*http.Response, error) {
 		if err == nil && !retryStatus {
 			// Accepted on its merits: a success or a status not re-sent.
 			cancelAttempt(cancel)
-			if p.Pace || rep != nil {
-				c.observeQuota(resp, route, sent)
+			if (p.Pace || rep != nil) && c.acceptQuota(resp, attempt, route, sent, shared, inAttempt) {
+				return resp, nil
 			}
 			c.handOver(resp, attempt, shared, inAttempt)
 			c.finish(attempt, nil, resp.StatusCode, 0, nil)
@@ -280,8 +280,11 @@ func (c *call) run() (*http.Response, error) {
 				// A spent quota's reset is the hint of a refusal without a
 				// Retry-After: with pacing on, and always for a 403, which
 				// only a rate limit makes worth re-sending.
-				if q, ok := c.observeQuota(resp, route, sent); ok && !hasHint && (p.Pace || status == http.StatusForbidden) &&
-					q.Remaining == 0 && q.Reset > 0 {
+				q, at, ok := c.observeQuota(resp, route, sent)
+				if ok && rep != nil {
+					c.emit(progress.Event{Kind: progress.QuotaSeen, Time: at, Status: status, Remaining: q.Remaining, Reset: q.Reset})
+				}
+				if ok && !hasHint && (p.Pace || status == http.StatusForbidden) && q.Remaining == 0 && q.Reset > 0 {
 					hint, hasHint = q.Reset, true // Retry-After takes precedence when both are given
 				}
 			}
@@ -510,25 +513,50 @@ func (c *call) lastStatus() int {
 	return 0
 }
 
-// observeQuota reads resp's rate-limit fields, feeds the pacer and reports
-// them.
-func (c *call) observeQuota(resp *http.Response, route string, sent time.Time) (Quota, bool) {
+// acceptQuota hands resp, accepted on its merits, to the caller when it
+// carries rate-limit fields, and reports whether it did: the quota read and
+// fed to the pacer, the body prepared, the outcome and the event told. The
+// quota rides on the RequestFinished rather than on a QuotaSeen of its own,
+// stamped with the clock read for it (ADR 0167). Out of run, so that a
+// response without a quota pays nothing for it.
+func (c *call) acceptQuota(resp *http.Response, attempt int, route string, sent time.Time, shared, inAttempt bool) bool {
 	f, found := lookupQuota(resp.Header)
 	if !found {
-		return Quota{}, false
+		return false
 	}
-	now := time.Now()
-	q, ok := parseQuota(f, now, &c.t.policies)
-	if !ok {
-		return q, false
-	}
-	if c.p.Pace {
-		c.quotas().Observe(c.req.URL.Host, route, q, sent, now)
-	}
+	q, at, ok := c.readQuota(f, route, sent)
+	c.handOver(resp, attempt, shared, inAttempt)
+	c.finish(attempt, nil, resp.StatusCode, 0, nil)
 	if c.p.Reporter != nil {
-		c.emit(progress.Event{Kind: progress.QuotaSeen, Time: now, Status: resp.StatusCode, Remaining: q.Remaining, Reset: q.Reset})
+		e := progress.Event{Kind: progress.RequestFinished, Time: at, Attempt: attempt, Status: resp.StatusCode}
+		if ok {
+			e.Quota, e.Remaining, e.Reset = true, q.Remaining, q.Reset
+		}
+		c.fill(&e)
+		progress.Emit(c.p.Reporter, e)
 	}
-	return q, true
+	return true
+}
+
+// observeQuota reads resp's rate-limit fields and feeds the pacer; the
+// caller reports them. at is when they were read, zero when resp has none:
+// the clock is read only for a response that carries a quota.
+func (c *call) observeQuota(resp *http.Response, route string, sent time.Time) (q Quota, at time.Time, ok bool) {
+	f, found := lookupQuota(resp.Header)
+	if !found {
+		return Quota{}, time.Time{}, false
+	}
+	return c.readQuota(f, route, sent)
+}
+
+// readQuota parses the rate-limit fields f found and feeds the pacer.
+func (c *call) readQuota(f quotaFields, route string, sent time.Time) (q Quota, at time.Time, ok bool) {
+	at = time.Now()
+	q, ok = parseQuota(f, at, &c.t.policies)
+	if ok && c.p.Pace {
+		c.quotas().Observe(c.req.URL.Host, route, q, sent, at)
+	}
+	return q, at, ok
 }
 
 func (c *call) emit(e progress.Event) {

@@ -629,3 +629,64 @@ func TestResponseBodyReadsAreProgress(t *testing.T) {
 		resp.Body.Close()
 	})
 }
+
+// TestQuotaEvents: the quota of a response that is re-sent is a QuotaSeen
+// of its own, before the retry; the quota of the response handed back rides
+// on its RequestFinished, stamped when it was read, and there is no
+// QuotaSeen for it (ADR 0167). A response without rate-limit fields, or
+// with unusable ones, finishes without a quota. With Pace and without it.
+func TestQuotaEvents(t *testing.T) {
+	for _, pace := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			s := &script{steps: []func(*http.Request) (*http.Response, error){
+				status(503, "X-RateLimit-Remaining", "7", "X-RateLimit-Reset", "30"),
+				status(200, "RateLimit", `"default";r=6;t=29`),
+				status(200),
+				status(200, "RateLimit", `"default";r=nonsense`),
+			}}
+			var events []progress.Event
+			var received []time.Time
+			tr := retry.New(s, retry.Policy{Pace: pace, Rand: constRand(0),
+				Reporter: progress.ReporterFunc(func(e progress.Event) {
+					events, received = append(events, e), append(received, time.Now())
+				})})
+			for range 3 {
+				resp, err := tr.RoundTrip(get(t.Context(), api))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			type ev struct {
+				kind      progress.Kind
+				status    int
+				quota     bool
+				remaining int64
+				reset     time.Duration
+				has       bool
+			}
+			want := []ev{
+				{progress.RequestStarted, 0, false, 0, 0, false},
+				{progress.QuotaSeen, 503, false, 7, 30 * time.Second, true},
+				{progress.RetryScheduled, 503, false, 0, 0, false},
+				{progress.RequestFinished, 200, true, 6, 29 * time.Second, true},
+				{progress.RequestStarted, 0, false, 0, 0, false},
+				{progress.RequestFinished, 200, false, 0, 0, false},
+				{progress.RequestStarted, 0, false, 0, 0, false},
+				{progress.RequestFinished, 200, false, 0, 0, false},
+			}
+			if len(events) != len(want) {
+				t.Fatalf("pace %v: got %d events, want %d: %+v", pace, len(events), len(want), events)
+			}
+			for i, w := range want {
+				e := events[i]
+				if got := (ev{e.Kind, e.Status, e.Quota, e.Remaining, e.Reset, e.HasQuota()}); got != w {
+					t.Errorf("pace %v: event %d = %+v, want %+v", pace, i, got, w)
+				}
+				if !e.Time.Equal(received[i]) { // synctest: no time passes between reading and reporting
+					t.Errorf("pace %v: event %d stamped %v, reported at %v", pace, i, e.Time, received[i])
+				}
+			}
+		})
+	}
+}
