@@ -19,9 +19,10 @@
 # machine moves nanoseconds by ±50-100 %. Where valgrind fails on a
 # binary, the section says so and gives the interleaved median time.
 #
-# It is sized to finish in about 12 minutes on 2 busy cores, so it runs
-# fewer rounds than the harnesses' comments suggest; each section says how
-# many, and the end lists what was cut. Settings:
+# It is sized to stay under about 12 minutes on 2 busy cores (the run of
+# 2026-12-01 took 330 s at a load average of 1-3), so it runs fewer rounds
+# than the harnesses' comments suggest; each section says how many, and the
+# end lists what was cut. Settings:
 #
 #   ROUNDS=N            interleaved rounds of the timed benchmarks (5)
 #   RESUME_BENCH_MB=N   size of the resumed download in MiB (1024; 256
