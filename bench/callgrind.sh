@@ -13,10 +13,14 @@ bin=$(mktemp /tmp/callgrind-bench.XXXXXX)
 trap 'rm -f "$bin"' EXIT
 go test -c -o "$bin" "$pkg"
 # Valgrind sometimes aborts on the Go runtime's threads; such a run prints
-# no count and is run again.
+# no count and is run again. Its usual cause is the signal the runtime
+# sends to preempt a goroutine (callgrind asserts on it while another
+# thread is in a system call), so asynchronous preemption is turned off:
+# with GOMAXPROCS=1 it would only interleave the benchmark with the
+# runtime's own goroutines anyway.
 count() { # benchmark iterations
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		c=$(GOMAXPROCS=1 GOGC=off valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+		c=$(GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 GOGC=off valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 			"$bin" -test.run '^$' -test.bench "^Benchmark$1" -test.benchtime "${2}x" 2>&1 >/dev/null |
 			sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
 		if [ -n "$c" ]; then
