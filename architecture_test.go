@@ -80,10 +80,11 @@ func checkPackage(errorf func(format string, args ...any), p listedPackage) {
 		return
 	}
 	rel = strings.TrimPrefix(rel, "/")
-	// The wire check is test support: only tests import it (go list's
-	// Imports leaves test files out, so any import seen here is a program's).
+	// The wire check and the limiter's starter are test support: only
+	// tests import them (go list's Imports leaves test files out, so any
+	// import seen here is a program's).
 	for _, imp := range p.Imports {
-		if imp == module+"/internal/wiretest" {
+		if imp == module+"/internal/wiretest" || imp == module+"/internal/limitertest" {
 			errorf("%s imports %s, which only tests may import", p.ImportPath, imp)
 		}
 	}
@@ -145,6 +146,7 @@ func TestArchitectureRulesCatchViolations(t *testing.T) {
 		{"facade importing cmd", listedPackage{ImportPath: module, Imports: []string{module + "/cmd/steady"}}, true},
 		{"unknown package", listedPackage{ImportPath: module + "/util"}, true},
 		{"program importing the wire check", listedPackage{ImportPath: module + "/cmd/steady", Imports: []string{module + "/internal/wiretest"}}, true},
+		{"program importing the limiter starter", listedPackage{ImportPath: module + "/cmd/steady", Imports: []string{module + "/internal/limitertest"}}, true},
 	}
 	for _, c := range cases {
 		var errs []string

@@ -1,16 +1,10 @@
 package bench
 
 import (
-	"bufio"
 	"encoding/json"
 	"flag"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
+	"github.com/steadyhttp/steady/internal/limitertest"
 	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 )
@@ -58,15 +53,17 @@ func TestQuotaEdge(t *testing.T) {
 		refused := make([]int, len(clients))
 		for range *quotaRounds {
 			for i, c := range clients {
-				srv := startLimiter(t, fmt.Sprintf(`{"rows":%d,"page":1,"limiters":[{"limit":%d,"windowMs":%d,"headers":%q}]}`, rows, limit, windowMs, form))
+				srv := limitertest.Start(t, limitertest.Config{Rows: rows, Page: 1,
+					Limiters: []limitertest.Limiter{{Limit: limit, WindowMs: windowMs, Headers: form}}})
 				start := time.Now()
-				got := walk(t, c.new(), srv.url+"/items?offset=0&limit=1")
+				got := walk(t, c.new(), srv.URL+"/items?offset=0&limit=1")
 				times[i] = append(times[i], time.Since(start))
 				if got != rows {
 					t.Errorf("%s %s: %d rows, want %d", form, c.name, got, rows)
 				}
-				refused[i] += srv.refused(t)
-				srv.stop()
+				_, r := srv.Stats(t)
+				refused[i] += r
+				srv.Stop()
 			}
 		}
 		for i, c := range clients {
@@ -107,64 +104,6 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
-}
-
-type limiterServer struct {
-	url   string
-	stdin io.WriteCloser
-	cmd   *exec.Cmd
-}
-
-// startLimiter starts ../testdata/ratelimit/server.js (npm ci there first).
-func startLimiter(t *testing.T, spec string) *limiterServer {
-	t.Helper()
-	dir := filepath.Join("..", "testdata", "ratelimit")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "express-rate-limit")); err != nil {
-		t.Fatalf("npm ci in %s first: %v", dir, err)
-	}
-	cmd := exec.Command("node", "server.js", spec)
-	cmd.Dir, cmd.Stderr = dir, os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &limiterServer{stdin: stdin, cmd: cmd}
-	t.Cleanup(s.stop)
-	line, _ := bufio.NewReader(stdout).ReadString('\n')
-	port, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
-	if !ok {
-		t.Fatalf("server.js did not start: %q", line)
-	}
-	s.url = "http://127.0.0.1:" + port
-	return s
-}
-
-func (s *limiterServer) stop() {
-	if s.stdin != nil {
-		s.stdin.Close()
-		s.cmd.Wait()
-		s.stdin = nil
-	}
-}
-
-func (s *limiterServer) refused(t *testing.T) int {
-	resp, err := http.Get(s.url + "/stats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var st struct{ Refused int }
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		t.Fatal(err)
-	}
-	return st.Refused
 }
 
 func mustParse(t *testing.T, ref string) *url.URL {

@@ -21,7 +21,8 @@ import (
 
 const base = "https://api.example.gov"
 
-var apiKey = credentials.Key{Header: "X-Api-Key", Value: "k-3f9a", Hosts: []string{"api.example.gov"}}
+// Seven bytes or more, so that the watch finds it in base64 at every offset.
+var apiKey = credentials.Key{Header: "X-Api-Key", Value: "k-3f9a0c", Hosts: []string{"api.example.gov"}}
 
 func client(t *testing.T, r *rig, bottom http.RoundTripper, p retry.Policy) *steady.Client {
 	t.Helper()

@@ -1,11 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steadyhttp/steady/internal/limitertest"
 	"github.com/steadyhttp/steady/redisquota/redistest"
 )
 
@@ -45,8 +41,8 @@ func TestFleetBehindExpressRateLimit(t *testing.T) {
 		stderr          []string
 	}
 	run := func(name, shared string) outcome {
-		api := startLimiter(t, fmt.Sprintf(`{"rows":%d,"page":1,"limiters":[{"limit":%d,"windowMs":%d,"headers":"draft-8"}]}`,
-			rows, limit, window.Milliseconds()))
+		api := limitertest.Start(t, limitertest.Config{Rows: rows, Page: 1,
+			Limiters: []limitertest.Limiter{{Limit: limit, WindowMs: int(window.Milliseconds()), Headers: "draft-8"}}})
 		dir := t.TempDir()
 		o := outcome{name: name, stderr: make([]string, procs)}
 		var wg sync.WaitGroup
@@ -54,7 +50,7 @@ func TestFleetBehindExpressRateLimit(t *testing.T) {
 		errs := make([]error, procs)
 		for i := range procs {
 			out := filepath.Join(dir, "rows"+strconv.Itoa(i)+".jsonl")
-			cmd := exec.Command(bin, "harvest", api.url+"/items", "-o", out, "-q")
+			cmd := exec.Command(bin, "harvest", api.URL+"/items", "-o", out, "-q")
 			cmd.Env = cleanEnv(shared)
 			var errb strings.Builder
 			cmd.Stderr = &errb
@@ -77,7 +73,7 @@ func TestFleetBehindExpressRateLimit(t *testing.T) {
 			}
 			o.exact++
 		}
-		o.served, o.refused = api.stats(t)
+		o.served, o.refused = api.Stats(t)
 		return o
 	}
 	var shared, alone outcome
@@ -130,79 +126,4 @@ func buildSteady(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
-}
-
-// limiter is testdata/ratelimit/server.js started for a test: a paginated
-// API behind express-rate-limit, on 127.0.0.1.
-type limiter struct {
-	url   string
-	stdin io.WriteCloser
-	cmd   *exec.Cmd
-	done  chan struct{}
-}
-
-// startLimiter starts the server with the configuration spec and stops it
-// when the test ends. Without node or the server's packages (npm ci in
-// testdata/ratelimit) the test fails under CI and is skipped elsewhere.
-func startLimiter(t *testing.T, spec string) *limiter {
-	t.Helper()
-	dir := filepath.Join("..", "..", "..", "testdata", "ratelimit")
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "node_modules", "express-rate-limit", "package.json"))
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("express-rate-limit is needed (node, and npm ci in %s): %v", dir, err)
-		}
-		t.Skipf("express-rate-limit is not installed (node, and npm ci in %s): %v", dir, err)
-	}
-	cmd := exec.Command(node, "server.js", spec)
-	cmd.Dir = dir
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	l := &limiter{stdin: stdin, cmd: cmd, done: make(chan struct{})}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	go func() { cmd.Wait(); close(l.done) }()
-	t.Cleanup(l.stop)
-	port, found := strings.CutPrefix(strings.TrimSpace(line), "listening ")
-	if err != nil || !found {
-		t.Fatalf("server.js did not start: %q, %v", line, err)
-	}
-	l.url = "http://127.0.0.1:" + port
-	return l
-}
-
-func (l *limiter) stop() {
-	l.stdin.Close() // the server exits when its standard input closes
-	select {
-	case <-l.done:
-	case <-time.After(10 * time.Second):
-		l.cmd.Process.Kill()
-		<-l.done
-	}
-}
-
-func (l *limiter) stats(t *testing.T) (served, refused int) {
-	t.Helper()
-	resp, err := http.Get(l.url + "/stats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var st struct{ Served, Refused int }
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		t.Fatal(err)
-	}
-	return st.Served, st.Refused
 }

@@ -12,11 +12,14 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/redisquota/redistest"
 	"github.com/steadyhttp/steady/steadytest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// wiretest.Main fails the run if a key reached a foreign origin or a
+// secret reached a text in any test, as goleak does for goroutines.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(wiretest.Main(m)) }
 
 func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
