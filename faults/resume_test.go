@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -66,6 +69,7 @@ type fetchResult struct {
 	alloc    uint64 // bytes allocated during the download
 	took     time.Duration
 	cpu      time.Duration // CPU time of this process (user and system) during it
+	conns    []connTimes   // each connection's timeline, in the order dialed
 }
 
 // cpuTime is the CPU time this process has used so far. On a loaded
@@ -78,13 +82,23 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// fetch downloads url with steady into w (nil: only hashed).
+// fetch downloads url with steady and the loopback options of the tests
+// into w (nil: only hashed).
 func fetch(t testing.TB, url string, w io.Writer) fetchResult {
 	t.Helper()
+	return fetchWith(t, url, w, resumeOptions)
+}
+
+// fetchWith downloads url with steady configured by options, recording
+// each connection's timeline.
+func fetchWith(t testing.TB, url string, w io.Writer, options func(http.RoundTripper) steady.Options) fetchResult {
+	t.Helper()
 	var wire atomicCounter
+	log := &connLog{}
 	tr := countingTransport(&wire)
+	tr.DialContext = log.dialer(tr.DialContext)
 	defer tr.CloseIdleConnections()
-	cl, err := steady.New(resumeOptions(tr))
+	cl, err := steady.New(options(tr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +106,7 @@ func fetch(t testing.TB, url string, w io.Writer) fetchResult {
 	runtime.ReadMemStats(&before)
 	cpu0 := cpuTime()
 	start := time.Now()
-	ctx, out := retry.WithOutcome(context.Background())
+	ctx, out := retry.WithOutcome(httptrace.WithClientTrace(context.Background(), log.trace()))
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	resp, err := cl.HTTP().Do(req)
 	if err != nil {
@@ -112,9 +126,112 @@ func fetch(t testing.TB, url string, w io.Writer) fetchResult {
 		t.Fatalf("download of %s ended after %d bytes: %v", url, n, err)
 	}
 	r := fetchResult{n: n, wire: wire.load(), resumes: out.Resumes, attempts: out.Attempts,
-		alloc: after.TotalAlloc - before.TotalAlloc, took: took, cpu: cpu}
+		alloc: after.TotalAlloc - before.TotalAlloc, took: took, cpu: cpu, conns: log.snapshot()}
 	copy(r.sum[:], h.Sum(nil))
 	return r
+}
+
+// connTimes is one connection's timeline as the client saw it.
+type connTimes struct {
+	dial      time.Time // the transport asked for a connection
+	wrote     time.Time // the request was written on it
+	firstByte time.Time // the response's first byte arrived
+	at8M      time.Time // 8 MiB had arrived on it
+	at16M     time.Time // 16 MiB had arrived on it
+	broke     time.Time // a read on it failed (the cut, seen by the client)
+	n         int64
+}
+
+// connLog records the timeline of every connection of one download. The
+// download's requests are sequential, so the trace's events belong to the
+// connection dialed last.
+type connLog struct {
+	mu    sync.Mutex
+	conns []connTimes
+}
+
+func (l *connLog) dialer(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		l.mu.Lock()
+		i := len(l.conns)
+		l.conns = append(l.conns, connTimes{dial: time.Now()})
+		l.mu.Unlock()
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return loggedConn{Conn: c, l: l, i: i}, nil
+	}
+}
+
+func (l *connLog) trace() *httptrace.ClientTrace {
+	last := func(f func(c *connTimes)) {
+		l.mu.Lock()
+		if len(l.conns) > 0 {
+			f(&l.conns[len(l.conns)-1])
+		}
+		l.mu.Unlock()
+	}
+	return &httptrace.ClientTrace{
+		WroteRequest:         func(httptrace.WroteRequestInfo) { last(func(c *connTimes) { c.wrote = time.Now() }) },
+		GotFirstResponseByte: func() { last(func(c *connTimes) { c.firstByte = time.Now() }) },
+	}
+}
+
+func (l *connLog) snapshot() []connTimes {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.conns)
+}
+
+// loggedConn stamps the connection's timeline as its bytes arrive.
+type loggedConn struct {
+	net.Conn
+	l *connLog
+	i int
+}
+
+func (c loggedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	now := time.Now()
+	c.l.mu.Lock()
+	ct := &c.l.conns[c.i]
+	prev := ct.n
+	ct.n += int64(n)
+	if prev < 8<<20 && ct.n >= 8<<20 {
+		ct.at8M = now
+	}
+	if prev < 16<<20 && ct.n >= 16<<20 {
+		ct.at16M = now
+	}
+	if err != nil && ct.broke.IsZero() {
+		ct.broke = now
+	}
+	c.l.mu.Unlock()
+	return n, err
+}
+
+// resumeCosts splits the time each continuation of a download cost, in
+// milliseconds: client, from the read that saw the cut to the request
+// written on a new connection (steady's bookkeeping and any wait, the
+// dial); proxy, from the request written to the first byte of the answer
+// (toxiproxy's accept and its own dial, nginx, both ways through the
+// proxy); ramp, how much longer the new connection's first 8 MiB took
+// than its next 8 MiB (a slow start; negative: none).
+func resumeCosts(conns []connTimes) (client, proxy, ramp []float64) {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	for i := 1; i < len(conns); i++ {
+		c, prev := conns[i], conns[i-1]
+		if prev.broke.IsZero() || c.wrote.IsZero() || c.firstByte.IsZero() {
+			continue
+		}
+		client = append(client, ms(c.wrote.Sub(prev.broke)))
+		proxy = append(proxy, ms(c.firstByte.Sub(c.wrote)))
+		if !c.at16M.IsZero() {
+			ramp = append(ramp, ms(c.at8M.Sub(c.firstByte)-c.at16M.Sub(c.at8M)))
+		}
+	}
+	return client, proxy, ramp
 }
 
 // A 64 MiB file from nginx through a proxy that cuts every connection after
@@ -229,38 +346,87 @@ func buildSteady(t *testing.T) string {
 
 // curlResume downloads url to path with curl -C - in a loop, as a user
 // scripts it: each run continues the file; the loop ends when curl
-// succeeds. It returns the runs and the bytes curl received.
-func curlResume(b *testing.B, url, path string) (runs int, wire int64, cpu time.Duration) {
+// succeeds. It returns the runs, the bytes curl received, its CPU time,
+// and for each run after the first what the continuation cost in
+// milliseconds: the process's start and exit (the run's wall time less
+// curl's own time_total) and curl's time to the answer's first byte.
+func curlResume(b *testing.B, url, path string) (runs int, wire int64, cpu time.Duration, costs []float64) {
 	b.Helper()
 	for runs = 1; runs <= 100; runs++ {
-		cmd := exec.Command("curl", "-sS", "-C", "-", "-o", path, "-w", "%{size_download} %{size_header}", url)
+		cmd := exec.Command("curl", "-sS", "-C", "-", "-o", path, "-w", "%{size_download} %{size_header} %{time_starttransfer} %{time_total}", url)
+		cmd.Env = append(os.Environ(), "LC_ALL=C") // a decimal point in the times
+		start := time.Now()
 		out, err := cmd.Output()
+		wall := time.Since(start).Seconds()
 		if cmd.ProcessState != nil {
 			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		}
-		fields := strings.Fields(string(out))
-		if len(fields) == 2 {
-			body, _ := strconv.ParseInt(fields[0], 10, 64)
-			head, _ := strconv.ParseInt(fields[1], 10, 64)
+		if f := strings.Fields(string(out)); len(f) == 4 {
+			body, _ := strconv.ParseInt(f[0], 10, 64)
+			head, _ := strconv.ParseInt(f[1], 10, 64)
 			wire += body + head
+			first, err1 := strconv.ParseFloat(f[2], 64)
+			total, err2 := strconv.ParseFloat(f[3], 64)
+			if runs > 1 && err1 == nil && err2 == nil {
+				costs = append(costs, 1000*(wall-total+first))
+			}
 		}
 		if err == nil {
-			return runs, wire, cpu
+			return runs, wire, cpu, costs
 		}
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 18 { // 18: partial file
 			b.Fatalf("curl: %v", err)
 		}
 	}
 	b.Fatal("curl did not finish in 100 runs")
-	return 0, 0, 0
+	return 0, 0, 0, nil
+}
+
+// benchOptions is steady as a user gets it: the default policy (backoff,
+// timeouts, attempts) over the benchmark's counting transport.
+func benchOptions(tr http.RoundTripper) steady.Options { return steady.Options{Transport: tr} }
+
+// outputDir is where the benchmark's downloads are written: a directory
+// of its own in memory (/dev/shm) when there is one, so that neither
+// steady's file nor curl's waits for the disk's write-back of the
+// gigabytes written before it; else the test's temporary directory.
+func outputDir(b *testing.B) string {
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if d, err := os.MkdirTemp("/dev/shm", "steady-bench-"); err == nil {
+			b.Cleanup(func() { os.RemoveAll(d) })
+			return d
+		}
+	}
+	b.Log("no /dev/shm: the downloads are written to disk, and its write-back moves the times")
+	return b.TempDir()
+}
+
+// fileSum is the sha256 of the file at path, read in pieces.
+func fileSum(path string) ([32]byte, error) {
+	var s [32]byte
+	f, err := os.Open(path)
+	if err != nil {
+		return s, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return s, err
+	}
+	copy(s[:], h.Sum(nil))
+	return s, nil
 }
 
 // BenchmarkResumeDownload: a large file from nginx through toxiproxy, cut
 // every 64 MiB, against the same download with no toxic, and curl -C - in a
 // retry loop on the cut proxy; "toxic-no-cut" is the same toxic with a limit
-// past the file, the cost of toxiproxy's relaying alone. Each b.Loop round
-// runs every contender once, interleaved; medians are reported. The size is
-// RESUME_BENCH_MB (default 512).
+// past the file, the cost of toxiproxy's relaying alone. steady runs with
+// its default policy; every contender writes the body to a file in memory
+// (see outputDir), removed after its run. Each b.Loop round runs every
+// contender once, interleaved; medians are reported, and each continuation's
+// cost split into the client's part, the proxy's and the new connection's
+// ramp (resumeCosts), beside curl's. The size is RESUME_BENCH_MB (default
+// 512); bench/figures.sh runs 5 rounds of 1024.
 func BenchmarkResumeDownload(b *testing.B) {
 	size := int64(512) << 20
 	if v := os.Getenv("RESUME_BENCH_MB"); v != "" {
@@ -278,20 +444,21 @@ func BenchmarkResumeDownload(b *testing.B) {
 	// The same toxic with a limit past the file's size: what the toxic's
 	// own relaying costs, without a single cut.
 	idle := cutProxy(b, "bench-toxic-no-cut", ngx.addr, 2*size)
-	dir := b.TempDir()
-	write := func(name string) *os.File {
-		w, err := os.Create(filepath.Join(dir, name))
+	dir := outputDir(b)
+	var tUncut, tIdle, tCut, tCurl, wCut, wCurl, aCut, cUncut, cCut, cCurl []float64
+	var client, proxy, ramp, curlCost []float64
+	var resumes int
+	steadyRun := func(name string, p *toxiproxy.Proxy) fetchResult {
+		path := filepath.Join(dir, name)
+		w, err := os.Create(path)
 		if err != nil {
 			b.Fatal(err)
 		}
-		return w
-	}
-	var tUncut, tIdle, tCut, tCurl, wCut, wCurl, aCut, cUncut, cCut, cCurl []float64
-	var resumes int
-	steadyRun := func(name string, p *toxiproxy.Proxy) fetchResult {
-		w := write(name)
-		r := fetch(b, "http://"+p.Listen+"/"+f.name, w)
-		w.Close()
+		r := fetchWith(b, "http://"+p.Listen+"/"+f.name, w, benchOptions)
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+		os.Remove(path)
 		if r.sum != f.sum {
 			b.Fatalf("%s: the download differs", name)
 		}
@@ -317,28 +484,41 @@ func BenchmarkResumeDownload(b *testing.B) {
 			wCut = append(wCut, float64(r.wire)/float64(size))
 			aCut = append(aCut, float64(r.alloc))
 			resumes = r.resumes
+			c, p, rp := resumeCosts(r.conns)
+			client, proxy, ramp = append(client, c...), append(proxy, p...), append(ramp, rp...)
 		},
 		func() {
 			path := filepath.Join(dir, "curl")
 			os.Remove(path)
 			start := time.Now()
-			_, wire, cpu := curlResume(b, "http://"+cutp.Listen+"/"+f.name, path)
+			_, wire, cpu, costs := curlResume(b, "http://"+cutp.Listen+"/"+f.name, path)
 			tCurl = append(tCurl, time.Since(start).Seconds())
 			cCurl = append(cCurl, cpu.Seconds())
 			wCurl = append(wCurl, float64(wire)/float64(size))
-			if got, err := os.ReadFile(path); err != nil || sha256.Sum256(got) != f.sum {
-				b.Fatal("curl's file differs")
+			curlCost = append(curlCost, costs...)
+			sum, err := fileSum(path)
+			os.Remove(path)
+			if err != nil || sum != f.sum {
+				b.Fatalf("curl's file differs (%v)", err)
 			}
 		},
 	}
 	for round := 0; b.Loop(); round++ {
 		// Each round starts with the next contender, so that none always
-		// runs while the page cache writes back the one before.
+		// runs right after another.
 		for i := range contenders {
 			contenders[(round+i)%len(contenders)]()
 		}
 	}
 	mu, mc, mk, mi := median(tUncut), median(tCut), median(tCurl), median(tIdle)
+	// The ratios within each round, where the machine's load moves both
+	// contenders alike, and what the continuations cost by their own
+	// timelines, which the load hardly moves.
+	var rCut, rCurl []float64
+	for i := range tUncut {
+		rCut, rCurl = append(rCut, tCut[i]/tUncut[i]), append(rCurl, tCurl[i]/tUncut[i])
+	}
+	perResume := median(client) + median(proxy) + max(median(ramp), 0)
 	b.ReportMetric(mu, "s-uncut")
 	b.ReportMetric(mi, "s-toxic-no-cut")
 	b.ReportMetric(mc/mi, "cut/toxic-no-cut")
@@ -353,8 +533,19 @@ func BenchmarkResumeDownload(b *testing.B) {
 	b.ReportMetric(median(cUncut), "cpu-s-uncut")
 	b.ReportMetric(median(cCut), "cpu-s-cut")
 	b.ReportMetric(median(cCurl), "cpu-s-curl")
+	b.ReportMetric(median(client), "ms-resume-client")
+	b.ReportMetric(median(proxy), "ms-resume-proxy")
+	b.ReportMetric(median(ramp), "ms-resume-ramp")
+	b.ReportMetric(median(curlCost), "ms-resume-curl")
+	b.ReportMetric(median(rCut), "cut/uncut-in-round")
+	b.ReportMetric(median(rCurl), "curl/uncut-in-round")
+	b.ReportMetric(float64(resumes)*perResume/1000/mu, "resumes-cost/uncut")
 	b.Logf("CPU time of the client (medians): steady uncut %.2fs, steady cut %.2fs (%.3fx), curl loop %.2fs",
 		median(cUncut), median(cCut), median(cCut)/median(cUncut), median(cCurl))
+	b.Logf("each continuation (medians of %d): steady %.2f ms from the cut seen to the request written (max %.2f), %.2f ms to the first byte through the proxy (max %.2f), ramp of the new connection %.2f ms; curl -C - %.2f ms from its run's start and exit to the first byte (max %.2f)",
+		len(client), median(client), slices.Max(append(client, 0)), median(proxy), slices.Max(append(proxy, 0)), median(ramp), median(curlCost), slices.Max(append(curlCost, 0)))
+	b.Logf("%d continuations at %.2f ms each (client, proxy and ramp) are %.0f ms, %.3f of the uncut download's time; the ratios within each round (medians): steady cut %.3fx, curl %.3fx",
+		resumes, perResume, float64(resumes)*perResume, float64(resumes)*perResume/1000/mu, median(rCut), median(rCurl))
 	b.Logf("%d MiB cut every %d MiB, %d rounds (medians): uncut %.2fs, same toxic without a cut %.2fs, steady cut %.2fs (%.3fx uncut, %.3fx toxic without cut; wire %.4fx size; %d resumes; %.0f B allocated), curl -C - loop %.2fs (%.3fx uncut, wire %.4fx)",
 		size>>20, cut>>20, len(tUncut), mu, mi, mc, mc/mu, mc/mi, median(wCut), resumes, median(aCut), mk, mk/mu, median(wCurl))
 }
