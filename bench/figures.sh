@@ -291,7 +291,7 @@ if want resume; then
 	o=$tmp/resume.txt
 	go -C faults test -run '^$' -bench ResumeDownload -benchtime 5x -timeout 20m >"$o" 2>&1
 	if grep -q '^BenchmarkResumeDownload' "$o"; then
-		grep -E 'MiB cut every|CPU time of the client|each continuation|continuations at|no /dev/shm' "$o" | sed 's/^ *[a-z_]*\.go:[0-9]*: /  /'
+		grep -E 'MiB cut every|CPU time of the (client|servers)|each continuation|continuations at|no /dev/shm' "$o" | sed 's/^ *[a-z_]*\.go:[0-9]*: /  /'
 		m() { med "$o" BenchmarkResumeDownload "$1"; }
 		echo "  steady resumes $(m resumes) times and takes $(fmt 2 "$(m s-cut)") s, $(fmt 3 "$(m cut/uncut)")x the uncut download through the same proxy ($(fmt 2 "$(m s-uncut)") s; $(fmt 3 "$(m cut/uncut-in-round)")x within a round);" \
 			"its CPU time $(ratio "$(m cpu-s-cut)" "$(m cpu-s-uncut)")x the uncut one's ($(fmt 2 "$(m cpu-s-cut)") s against $(fmt 2 "$(m cpu-s-uncut)") s);" \

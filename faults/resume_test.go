@@ -448,6 +448,26 @@ func BenchmarkResumeDownload(b *testing.B) {
 	var tUncut, tIdle, tCut, tCurl, wCut, wCurl, aCut, cUncut, cCut, cCurl []float64
 	var client, proxy, ramp, curlCost []float64
 	var resumes int
+	// The servers' CPU time during each contender's run (toxiproxy, nginx;
+	// both are children of this process, which measures only itself).
+	servers := func() (tp, ng time.Duration, ok bool) {
+		tp, ok1 := processCPU(toxi.cmd.Process.Pid)
+		ng, ok2 := processCPU(ngx.cmd.Process.Pid)
+		return tp, ng, ok1 && ok2
+	}
+	type serverCPU struct{ toxiproxy, nginx []float64 }
+	srv := map[string]*serverCPU{"uncut": {}, "idle": {}, "cut": {}, "curl": {}}
+	measured := func(name string, run func()) func() {
+		return func() {
+			tp0, ng0, ok0 := servers()
+			run()
+			if tp1, ng1, ok1 := servers(); ok0 && ok1 {
+				s := srv[name]
+				s.toxiproxy = append(s.toxiproxy, (tp1 - tp0).Seconds())
+				s.nginx = append(s.nginx, (ng1 - ng0).Seconds())
+			}
+		}
+	}
 	steadyRun := func(name string, p *toxiproxy.Proxy) fetchResult {
 		path := filepath.Join(dir, name)
 		w, err := os.Create(path)
@@ -465,19 +485,19 @@ func BenchmarkResumeDownload(b *testing.B) {
 		return r
 	}
 	contenders := []func(){
-		func() {
+		measured("uncut", func() {
 			r := steadyRun("uncut", uncut)
 			tUncut = append(tUncut, r.took.Seconds())
 			cUncut = append(cUncut, r.cpu.Seconds())
-		},
-		func() {
+		}),
+		measured("idle", func() {
 			r := steadyRun("idle", idle)
 			if r.resumes != 0 {
 				b.Fatal("the toxic without a cut cut the download")
 			}
 			tIdle = append(tIdle, r.took.Seconds())
-		},
-		func() {
+		}),
+		measured("cut", func() {
 			r := steadyRun("cut", cutp)
 			tCut = append(tCut, r.took.Seconds())
 			cCut = append(cCut, r.cpu.Seconds())
@@ -486,8 +506,8 @@ func BenchmarkResumeDownload(b *testing.B) {
 			resumes = r.resumes
 			c, p, rp := resumeCosts(r.conns)
 			client, proxy, ramp = append(client, c...), append(proxy, p...), append(ramp, rp...)
-		},
-		func() {
+		}),
+		measured("curl", func() {
 			path := filepath.Join(dir, "curl")
 			os.Remove(path)
 			start := time.Now()
@@ -501,7 +521,7 @@ func BenchmarkResumeDownload(b *testing.B) {
 			if err != nil || sum != f.sum {
 				b.Fatalf("curl's file differs (%v)", err)
 			}
-		},
+		}),
 	}
 	for round := 0; b.Loop(); round++ {
 		// Each round starts with the next contender, so that none always
@@ -540,8 +560,15 @@ func BenchmarkResumeDownload(b *testing.B) {
 	b.ReportMetric(median(rCut), "cut/uncut-in-round")
 	b.ReportMetric(median(rCurl), "curl/uncut-in-round")
 	b.ReportMetric(float64(resumes)*perResume/1000/mu, "resumes-cost/uncut")
+	b.ReportMetric(median(srv["uncut"].toxiproxy), "cpu-s-toxiproxy-uncut")
+	b.ReportMetric(median(srv["idle"].toxiproxy), "cpu-s-toxiproxy-toxic-no-cut")
+	b.ReportMetric(median(srv["cut"].toxiproxy), "cpu-s-toxiproxy-cut")
+	b.ReportMetric(median(srv["curl"].toxiproxy), "cpu-s-toxiproxy-curl")
 	b.Logf("CPU time of the client (medians): steady uncut %.2fs, steady cut %.2fs (%.3fx), curl loop %.2fs",
 		median(cUncut), median(cCut), median(cCut)/median(cUncut), median(cCurl))
+	b.Logf("CPU time of the servers (medians, toxiproxy + nginx): uncut %.2f+%.2fs, same toxic without a cut %.2f+%.2fs, steady cut %.2f+%.2fs, curl loop %.2f+%.2fs",
+		median(srv["uncut"].toxiproxy), median(srv["uncut"].nginx), median(srv["idle"].toxiproxy), median(srv["idle"].nginx),
+		median(srv["cut"].toxiproxy), median(srv["cut"].nginx), median(srv["curl"].toxiproxy), median(srv["curl"].nginx))
 	b.Logf("each continuation (medians of %d): steady %.2f ms from the cut seen to the request written (max %.2f), %.2f ms to the first byte through the proxy (max %.2f), ramp of the new connection %.2f ms; curl -C - %.2f ms from its run's start and exit to the first byte (max %.2f)",
 		len(client), median(client), slices.Max(append(client, 0)), median(proxy), slices.Max(append(proxy, 0)), median(ramp), median(curlCost), slices.Max(append(curlCost, 0)))
 	b.Logf("%d continuations at %.2f ms each (client, proxy and ramp) are %.0f ms, %.3f of the uncut download's time; the ratios within each round (medians): steady cut %.3fx, curl %.3fx",
