@@ -139,6 +139,7 @@ type connTimes struct {
 	firstByte time.Time // the response's first byte arrived
 	at8M      time.Time // 8 MiB had arrived on it
 	at16M     time.Time // 16 MiB had arrived on it
+	lastData  time.Time // the last read that brought bytes
 	broke     time.Time // a read on it failed (the cut, seen by the client)
 	n         int64
 }
@@ -199,6 +200,9 @@ func (c loggedConn) Read(p []byte) (int, error) {
 	ct := &c.l.conns[c.i]
 	prev := ct.n
 	ct.n += int64(n)
+	if n > 0 {
+		ct.lastData = now
+	}
 	if prev < 8<<20 && ct.n >= 8<<20 {
 		ct.at8M = now
 	}
@@ -212,27 +216,39 @@ func (c loggedConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// resumeCosts splits the time each continuation of a download cost, in
-// milliseconds: client, from the read that saw the cut to the request
-// written on a new connection (steady's bookkeeping and any wait, the
-// dial); proxy, from the request written to the first byte of the answer
-// (toxiproxy's accept and its own dial, nginx, both ways through the
-// proxy); ramp, how much longer the new connection's first 8 MiB took
-// than its next 8 MiB (a slow start; negative: none).
-func resumeCosts(conns []connTimes) (client, proxy, ramp []float64) {
+// resumeCosts is what each continuation of a download cost, in
+// milliseconds, split where the client can see it.
+type resumeCosts struct {
+	// close: from the last bytes of the cut connection to the read that
+	// failed on it (whether the proxy closes at its limit or lets the
+	// client wait).
+	close []float64
+	// client: from that failed read to the request written on a new
+	// connection (steady's bookkeeping and any backoff, the dial).
+	client []float64
+	// proxy: from the request written to the first byte of the answer
+	// (toxiproxy's accept and its own dial, nginx, both ways through it).
+	proxy []float64
+	// ramp: how much longer the new connection's first 8 MiB took than
+	// its next 8 MiB (a slow start; negative: none).
+	ramp []float64
+}
+
+// add splits the continuations of one download's connections.
+func (rc *resumeCosts) add(conns []connTimes) {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	for i := 1; i < len(conns); i++ {
 		c, prev := conns[i], conns[i-1]
 		if prev.broke.IsZero() || c.wrote.IsZero() || c.firstByte.IsZero() {
 			continue
 		}
-		client = append(client, ms(c.wrote.Sub(prev.broke)))
-		proxy = append(proxy, ms(c.firstByte.Sub(c.wrote)))
+		rc.close = append(rc.close, ms(prev.broke.Sub(prev.lastData)))
+		rc.client = append(rc.client, ms(c.wrote.Sub(prev.broke)))
+		rc.proxy = append(rc.proxy, ms(c.firstByte.Sub(c.wrote)))
 		if !c.at16M.IsZero() {
-			ramp = append(ramp, ms(c.at8M.Sub(c.firstByte)-c.at16M.Sub(c.at8M)))
+			rc.ramp = append(rc.ramp, ms(c.at8M.Sub(c.firstByte)-c.at16M.Sub(c.at8M)))
 		}
 	}
-	return client, proxy, ramp
 }
 
 // A 64 MiB file from nginx through a proxy that cuts every connection after
@@ -435,8 +451,8 @@ func fileSum(path string) ([32]byte, error) {
 // its default policy; every contender writes the body to a file in memory
 // (see outputDir), removed after its run. Each b.Loop round runs every
 // contender once, interleaved; medians are reported, and each continuation's
-// cost split into the client's part, the proxy's and the new connection's
-// ramp (resumeCosts), beside curl's. The size is RESUME_BENCH_MB (default
+// cost split into the proxy's close, the client's part, the proxy's answer
+// and the new connection's ramp (resumeCosts), beside curl's. The size is RESUME_BENCH_MB (default
 // 512); bench/figures.sh runs 5 rounds of 1024.
 func BenchmarkResumeDownload(b *testing.B) {
 	size := int64(512) << 20
@@ -457,7 +473,8 @@ func BenchmarkResumeDownload(b *testing.B) {
 	idle := cutProxy(b, "bench-toxic-no-cut", ngx.addr, 2*size)
 	dir := outputDir(b)
 	var tUncut, tIdle, tCut, tCurl, wCut, wCurl, aCut, cUncut, cCut, cCurl []float64
-	var client, proxy, ramp, curlCost []float64
+	var costs resumeCosts
+	var curlCost []float64
 	var resumes int
 	// The servers' CPU time during each contender's run (toxiproxy, nginx;
 	// both are children of this process, which measures only itself).
@@ -515,8 +532,7 @@ func BenchmarkResumeDownload(b *testing.B) {
 			wCut = append(wCut, float64(r.wire)/float64(size))
 			aCut = append(aCut, float64(r.alloc))
 			resumes = r.resumes
-			c, p, rp := resumeCosts(r.conns)
-			client, proxy, ramp = append(client, c...), append(proxy, p...), append(ramp, rp...)
+			costs.add(r.conns)
 		}),
 		measured("curl", func() {
 			path := filepath.Join(dir, "curl")
@@ -549,7 +565,8 @@ func BenchmarkResumeDownload(b *testing.B) {
 	for i := range tUncut {
 		rCut, rCurl = append(rCut, tCut[i]/tUncut[i]), append(rCurl, tCurl[i]/tUncut[i])
 	}
-	perResume := median(client) + median(proxy) + max(median(ramp), 0)
+	client, proxy, ramp := costs.client, costs.proxy, costs.ramp
+	perResume := median(costs.close) + median(client) + median(proxy) + max(median(ramp), 0)
 	b.ReportMetric(mu, "s-uncut")
 	b.ReportMetric(mi, "s-toxic-no-cut")
 	b.ReportMetric(mc/mi, "cut/toxic-no-cut")
@@ -564,6 +581,7 @@ func BenchmarkResumeDownload(b *testing.B) {
 	b.ReportMetric(median(cUncut), "cpu-s-uncut")
 	b.ReportMetric(median(cCut), "cpu-s-cut")
 	b.ReportMetric(median(cCurl), "cpu-s-curl")
+	b.ReportMetric(median(costs.close), "ms-resume-close")
 	b.ReportMetric(median(client), "ms-resume-client")
 	b.ReportMetric(median(proxy), "ms-resume-proxy")
 	b.ReportMetric(median(ramp), "ms-resume-ramp")
@@ -580,9 +598,9 @@ func BenchmarkResumeDownload(b *testing.B) {
 	b.Logf("CPU time of the servers (medians, toxiproxy + nginx): uncut %.2f+%.2fs, same toxic without a cut %.2f+%.2fs, steady cut %.2f+%.2fs, curl loop %.2f+%.2fs",
 		median(srv["uncut"].toxiproxy), median(srv["uncut"].nginx), median(srv["idle"].toxiproxy), median(srv["idle"].nginx),
 		median(srv["cut"].toxiproxy), median(srv["cut"].nginx), median(srv["curl"].toxiproxy), median(srv["curl"].nginx))
-	b.Logf("each continuation (medians of %d): steady %.2f ms from the cut seen to the request written (max %.2f), %.2f ms to the first byte through the proxy (max %.2f), ramp of the new connection %.2f ms; curl -C - %.2f ms from its run's start and exit to the first byte (max %.2f)",
-		len(client), median(client), slices.Max(append(client, 0)), median(proxy), slices.Max(append(proxy, 0)), median(ramp), median(curlCost), slices.Max(append(curlCost, 0)))
-	b.Logf("%d continuations at %.2f ms each (client, proxy and ramp) are %.0f ms, %.3f of the uncut download's time; the ratios within each round (medians): steady cut %.3fx, curl %.3fx",
+	b.Logf("each continuation (medians of %d): the cut seen %.2f ms after the last byte (max %.2f); steady %.2f ms from the cut seen to the request written (max %.2f), %.2f ms to the first byte through the proxy (max %.2f), ramp of the new connection %.2f ms; curl -C - %.2f ms from its run's start and exit to the first byte (max %.2f)",
+		len(client), median(costs.close), slices.Max(append(costs.close, 0)), median(client), slices.Max(append(client, 0)), median(proxy), slices.Max(append(proxy, 0)), median(ramp), median(curlCost), slices.Max(append(curlCost, 0)))
+	b.Logf("%d continuations at %.2f ms each (close, client, proxy and ramp) are %.0f ms, %.3f of the uncut download's time; the ratios within each round (medians): steady cut %.3fx, curl %.3fx",
 		resumes, perResume, float64(resumes)*perResume, float64(resumes)*perResume/1000/mu, median(rCut), median(rCurl))
 	b.Logf("%d MiB cut every %d MiB, %d rounds (medians): uncut %.2fs, same toxic without a cut %.2fs, steady cut %.2fs (%.3fx uncut, %.3fx toxic without cut; wire %.4fx size; %d resumes; %.0f B allocated), curl -C - loop %.2fs (%.3fx uncut, wire %.4fx)",
 		size>>20, cut>>20, len(tUncut), mu, mi, mc, mc/mu, mc/mi, median(wCut), resumes, median(aCut), mk, mk/mu, median(wCurl))
