@@ -26,7 +26,7 @@
 #
 #   ROUNDS=N            interleaved rounds of the timed benchmarks (5)
 #   RESUME_BENCH_MB=N   size of the resumed download in MiB (1024; 256
-#                       takes a quarter of the time), 5 interleaved rounds
+#                       takes a quarter of the time), 8 interleaved rounds
 #   FIGURES_SUITE=1     also time the README's second command, the whole
 #                       test suite under -race (several minutes more)
 #   FIGURES_ONLY="a b"  run only the named sections (for trying the script)
@@ -286,10 +286,10 @@ fi
 # ---------------------------------------------------------------------------
 if want resume; then
 	section "A resumed download from nginx through toxiproxy (faults)"
-	echo "RESUME_BENCH_MB=$RESUME_BENCH_MB go -C faults test -run '^\$' -bench ResumeDownload -benchtime 5x -timeout 20m"
-	echo "(5 interleaved rounds of $RESUME_BENCH_MB MiB, cut every 64 MiB; steady with its default policy; every body written to a file in /dev/shm)"
+	echo "RESUME_BENCH_MB=$RESUME_BENCH_MB go -C faults test -run '^\$' -bench ResumeDownload -benchtime 8x -timeout 20m"
+	echo "(8 interleaved rounds of $RESUME_BENCH_MB MiB, cut every 64 MiB; steady with its default policy; every body written to a file in /dev/shm)"
 	o=$tmp/resume.txt
-	go -C faults test -run '^$' -bench ResumeDownload -benchtime 5x -timeout 20m >"$o" 2>&1
+	go -C faults test -run '^$' -bench ResumeDownload -benchtime 8x -timeout 20m >"$o" 2>&1
 	if grep -q '^BenchmarkResumeDownload' "$o"; then
 		grep -E 'MiB cut every|CPU time of the (client|servers)|each continuation|continuations at|no /dev/shm' "$o" | sed 's/^ *[a-z_]*\.go:[0-9]*: /  /'
 		m() { med "$o" BenchmarkResumeDownload "$1"; }
@@ -394,5 +394,5 @@ fi
 printf '\n=== end\n'
 echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo "took:     $(($(date -u +%s) - start)) s"
-echo "cut:      timed benchmarks ran $ROUNDS interleaved rounds (the harnesses suggest 6-10); the resumed download $RESUME_BENCH_MB MiB, 5 rounds"
+echo "cut:      timed benchmarks ran $ROUNDS interleaved rounds (the harnesses suggest 6-10); the resumed download $RESUME_BENCH_MB MiB, 8 rounds"
 for n in "${cut_notes[@]}"; do echo "cut:      $n"; done

@@ -453,7 +453,8 @@ func fileSum(path string) ([32]byte, error) {
 // contender once, interleaved; medians are reported, and each continuation's
 // cost split into the proxy's close, the client's part, the proxy's answer
 // and the new connection's ramp (resumeCosts), beside curl's. The size is RESUME_BENCH_MB (default
-// 512); bench/figures.sh runs 5 rounds of 1024.
+// 512); bench/figures.sh runs 8 rounds of 1024, each contender twice in
+// every position.
 func BenchmarkResumeDownload(b *testing.B) {
 	size := int64(512) << 20
 	if v := os.Getenv("RESUME_BENCH_MB"); v != "" {
