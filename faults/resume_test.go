@@ -444,17 +444,48 @@ func fileSum(path string) ([32]byte, error) {
 	return s, nil
 }
 
+// pieces downloads url into w with plain net/http as n Range requests of
+// cut bytes each, every one on a new connection and none of them broken:
+// what the cut download's connections cost without a cut or a resume.
+func pieces(b *testing.B, url string, size, cut int64, w io.Writer) (took time.Duration, sum [32]byte) {
+	b.Helper()
+	tr := &http.Transport{DisableKeepAlives: true, ResponseHeaderTimeout: 5 * time.Second}
+	defer tr.CloseIdleConnections()
+	h := sha256.New()
+	dst := io.MultiWriter(w, h)
+	start := time.Now()
+	for off := int64(0); off < size; off += cut {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Header.Set("Range", "bytes="+strconv.FormatInt(off, 10)+"-"+strconv.FormatInt(min(off+cut, size)-1, 10))
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = io.Copy(dst, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusPartialContent {
+			b.Fatalf("piece at %d: %d, %v", off, resp.StatusCode, err)
+		}
+	}
+	took = time.Since(start)
+	copy(sum[:], h.Sum(nil))
+	return took, sum
+}
+
 // BenchmarkResumeDownload: a large file from nginx through toxiproxy, cut
 // every 64 MiB, against the same download with no toxic, and curl -C - in a
-// retry loop on the cut proxy; "toxic-no-cut" is the same toxic with a limit
-// past the file, the cost of toxiproxy's relaying alone. steady runs with
-// its default policy; every contender writes the body to a file in memory
-// (see outputDir), removed after its run. Each b.Loop round runs every
-// contender once, interleaved; medians are reported, and each continuation's
-// cost split into the proxy's close, the client's part, the proxy's answer
-// and the new connection's ramp (resumeCosts), beside curl's. The size is RESUME_BENCH_MB (default
-// 512); bench/figures.sh runs 8 rounds of 1024, each contender twice in
-// every position.
+// retry loop on the cut proxy. "toxic-no-cut" is the same toxic with a limit
+// past the file, the cost of toxiproxy's relaying alone; "pieces" fetches
+// the file through that toxic as uncut Range requests of 64 MiB on new
+// connections with plain net/http, what the cut download's connections cost
+// without a cut or a resume. steady runs with its default policy; every
+// contender writes the body to a file in memory (see outputDir), removed
+// after its run. Each b.Loop round runs every contender once, interleaved;
+// medians are reported, and each continuation's cost split into the
+// proxy's close, the client's part, the proxy's answer and the new
+// connection's ramp (resumeCosts), beside curl's. The size is
+// RESUME_BENCH_MB (default 512); bench/figures.sh runs 5 rounds of 1024,
+// each contender once in every position.
 func BenchmarkResumeDownload(b *testing.B) {
 	size := int64(512) << 20
 	if v := os.Getenv("RESUME_BENCH_MB"); v != "" {
@@ -473,7 +504,7 @@ func BenchmarkResumeDownload(b *testing.B) {
 	// own relaying costs, without a single cut.
 	idle := cutProxy(b, "bench-toxic-no-cut", ngx.addr, 2*size)
 	dir := outputDir(b)
-	var tUncut, tIdle, tCut, tCurl, wCut, wCurl, aCut, cUncut, cCut, cCurl []float64
+	var tUncut, tIdle, tPieces, tCut, tCurl, wCut, wCurl, aCut, cUncut, cCut, cCurl []float64
 	var costs resumeCosts
 	var curlCost []float64
 	var resumes int
@@ -485,7 +516,7 @@ func BenchmarkResumeDownload(b *testing.B) {
 		return tp, ng, ok1 && ok2
 	}
 	type serverCPU struct{ toxiproxy, nginx []float64 }
-	srv := map[string]*serverCPU{"uncut": {}, "idle": {}, "cut": {}, "curl": {}}
+	srv := map[string]*serverCPU{"uncut": {}, "idle": {}, "pieces": {}, "cut": {}, "curl": {}}
 	measured := func(name string, run func()) func() {
 		return func() {
 			tp0, ng0, ok0 := servers()
@@ -526,6 +557,20 @@ func BenchmarkResumeDownload(b *testing.B) {
 			}
 			tIdle = append(tIdle, r.took.Seconds())
 		}),
+		measured("pieces", func() {
+			path := filepath.Join(dir, "pieces")
+			w, err := os.Create(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			took, sum := pieces(b, "http://"+idle.Listen+"/"+f.name, size, cut, w)
+			w.Close()
+			os.Remove(path)
+			if sum != f.sum {
+				b.Fatal("the pieces differ from the file")
+			}
+			tPieces = append(tPieces, took.Seconds())
+		}),
 		measured("cut", func() {
 			r := steadyRun("cut", cutp)
 			tCut = append(tCut, r.took.Seconds())
@@ -562,15 +607,22 @@ func BenchmarkResumeDownload(b *testing.B) {
 	// The ratios within each round, where the machine's load moves both
 	// contenders alike, and what the continuations cost by their own
 	// timelines, which the load hardly moves.
-	var rCut, rCurl []float64
+	var rCut, rCurl, rPieces, rCutPieces []float64
 	for i := range tUncut {
 		rCut, rCurl = append(rCut, tCut[i]/tUncut[i]), append(rCurl, tCurl[i]/tUncut[i])
+		rPieces, rCutPieces = append(rPieces, tPieces[i]/tUncut[i]), append(rCutPieces, tCut[i]/tPieces[i])
 	}
+	mp := median(tPieces)
 	client, proxy, ramp := costs.client, costs.proxy, costs.ramp
 	perResume := median(costs.close) + median(client) + median(proxy) + max(median(ramp), 0)
 	b.ReportMetric(mu, "s-uncut")
 	b.ReportMetric(mi, "s-toxic-no-cut")
 	b.ReportMetric(mc/mi, "cut/toxic-no-cut")
+	b.ReportMetric(mp, "s-pieces")
+	b.ReportMetric(mp/mu, "pieces/uncut")
+	b.ReportMetric(mc/mp, "cut/pieces")
+	b.ReportMetric(median(rPieces), "pieces/uncut-in-round")
+	b.ReportMetric(median(rCutPieces), "cut/pieces-in-round")
 	b.ReportMetric(mc, "s-cut")
 	b.ReportMetric(mc/mu, "cut/uncut")
 	b.ReportMetric(median(wCut), "wire/size")
@@ -592,17 +644,21 @@ func BenchmarkResumeDownload(b *testing.B) {
 	b.ReportMetric(float64(resumes)*perResume/1000/mu, "resumes-cost/uncut")
 	b.ReportMetric(median(srv["uncut"].toxiproxy), "cpu-s-toxiproxy-uncut")
 	b.ReportMetric(median(srv["idle"].toxiproxy), "cpu-s-toxiproxy-toxic-no-cut")
+	b.ReportMetric(median(srv["pieces"].toxiproxy), "cpu-s-toxiproxy-pieces")
 	b.ReportMetric(median(srv["cut"].toxiproxy), "cpu-s-toxiproxy-cut")
 	b.ReportMetric(median(srv["curl"].toxiproxy), "cpu-s-toxiproxy-curl")
 	b.Logf("CPU time of the client (medians): steady uncut %.2fs, steady cut %.2fs (%.3fx), curl loop %.2fs",
 		median(cUncut), median(cCut), median(cCut)/median(cUncut), median(cCurl))
-	b.Logf("CPU time of the servers (medians, toxiproxy + nginx): uncut %.2f+%.2fs, same toxic without a cut %.2f+%.2fs, steady cut %.2f+%.2fs, curl loop %.2f+%.2fs",
+	b.Logf("CPU time of the servers (medians, toxiproxy + nginx): uncut %.2f+%.2fs, same toxic without a cut %.2f+%.2fs, %d pieces %.2f+%.2fs, steady cut %.2f+%.2fs, curl loop %.2f+%.2fs",
 		median(srv["uncut"].toxiproxy), median(srv["uncut"].nginx), median(srv["idle"].toxiproxy), median(srv["idle"].nginx),
+		(size+cut-1)/cut, median(srv["pieces"].toxiproxy), median(srv["pieces"].nginx),
 		median(srv["cut"].toxiproxy), median(srv["cut"].nginx), median(srv["curl"].toxiproxy), median(srv["curl"].nginx))
 	b.Logf("each continuation (medians of %d): the cut seen %.2f ms after the last byte (max %.2f); steady %.2f ms from the cut seen to the request written (max %.2f), %.2f ms to the first byte through the proxy (max %.2f), ramp of the new connection %.2f ms; curl -C - %.2f ms from its run's start and exit to the first byte (max %.2f)",
 		len(client), median(costs.close), slices.Max(append(costs.close, 0)), median(client), slices.Max(append(client, 0)), median(proxy), slices.Max(append(proxy, 0)), median(ramp), median(curlCost), slices.Max(append(curlCost, 0)))
 	b.Logf("%d continuations at %.2f ms each (close, client, proxy and ramp) are %.0f ms, %.3f of the uncut download's time; the ratios within each round (medians): steady cut %.3fx, curl %.3fx",
 		resumes, perResume, float64(resumes)*perResume, float64(resumes)*perResume/1000/mu, median(rCut), median(rCurl))
+	b.Logf("the same file as %d Range requests of %d MiB on new connections through the toxic, none cut (plain net/http): %.2fs, %.3fx uncut (%.3fx within a round); steady cut against them %.3fx (%.3fx within a round)",
+		(size+cut-1)/cut, cut>>20, mp, mp/mu, median(rPieces), mc/mp, median(rCutPieces))
 	b.Logf("%d MiB cut every %d MiB, %d rounds (medians): uncut %.2fs, same toxic without a cut %.2fs, steady cut %.2fs (%.3fx uncut, %.3fx toxic without cut; wire %.4fx size; %d resumes; %.0f B allocated), curl -C - loop %.2fs (%.3fx uncut, wire %.4fx)",
 		size>>20, cut>>20, len(tUncut), mu, mi, mc, mc/mu, mc/mi, median(wCut), resumes, median(aCut), mk, mk/mu, median(wCurl))
 }
