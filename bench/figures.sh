@@ -291,13 +291,13 @@ if want resume; then
 	o=$tmp/resume.txt
 	go -C faults test -run '^$' -bench ResumeDownload -benchtime 5x -timeout 20m >"$o" 2>&1
 	if grep -q '^BenchmarkResumeDownload' "$o"; then
-		grep -E 'MiB cut every|CPU time of the (client|servers)|each continuation|continuations at|Range requests of|no /dev/shm' "$o" | sed 's/^ *[a-z_]*\.go:[0-9]*: /  /'
+		grep -E 'MiB cut every|CPU time of the (client|servers)|each continuation|continuations at|Range requests of|nginx sent|no /dev/shm' "$o" | sed 's/^ *[a-z_]*\.go:[0-9]*: /  /'
 		m() { med "$o" BenchmarkResumeDownload "$1"; }
 		echo "  steady resumes $(m resumes) times and takes $(fmt 2 "$(m s-cut)") s, $(fmt 3 "$(m cut/uncut)")x the uncut download through the same proxy ($(fmt 2 "$(m s-uncut)") s; $(fmt 3 "$(m cut/uncut-in-round)")x within a round);" \
 			"its CPU time $(ratio "$(m cpu-s-cut)" "$(m cpu-s-uncut)")x the uncut one's ($(fmt 2 "$(m cpu-s-cut)") s against $(fmt 2 "$(m cpu-s-uncut)") s);" \
 			"each continuation: the cut seen $(fmt 2 "$(m ms-resume-close)") ms after the last byte, $(fmt 2 "$(m ms-resume-client)") ms from there to the request written, $(fmt 2 "$(m ms-resume-proxy)") ms to the first byte through the proxy, $(fmt 2 "$(m ms-resume-ramp)") ms of ramp, $(fmt 3 "$(m resumes-cost/uncut)") of the uncut time in all;" \
 			"the same file as uncut 64 MiB ranges on new connections (plain net/http): $(fmt 2 "$(m s-pieces)") s, $(fmt 3 "$(m pieces/uncut)")x, steady cut $(fmt 3 "$(m cut/pieces)")x that ($(fmt 3 "$(m cut/pieces-in-round)")x within a round);" \
-			"bytes on the wire $(fmt 4 "$(m wire/size)")x the size; $(fmt 0 "$(calc "$(m alloc-B)/1000")") KB allocated in all." \
+			"bytes on the wire $(fmt 4 "$(m wire/size)")x the size (nginx sent $(fmt 4 "$(m nginx-sent/size)")x: what the cut connections held in their sockets); $(fmt 0 "$(calc "$(m alloc-B)/1000")") KB allocated in all." \
 			"\`curl -C -\` in a retry loop: $(fmt 2 "$(m s-curl)") s, $(fmt 3 "$(m curl/uncut)")x ($(fmt 3 "$(m curl/uncut-in-round)")x within a round; CPU $(fmt 2 "$(m cpu-s-curl)") s; $(fmt 2 "$(m ms-resume-curl)") ms a continuation)"
 	else
 		echo "  not measured:"

@@ -534,7 +534,7 @@ func BenchmarkResumeDownload(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := fetchWith(b, "http://"+p.Listen+"/"+f.name, w, benchOptions)
+		r := fetchWith(b, "http://"+p.Listen+"/"+f.name+"?c="+name, w, benchOptions)
 		if err := w.Close(); err != nil {
 			b.Fatal(err)
 		}
@@ -563,7 +563,7 @@ func BenchmarkResumeDownload(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			took, sum := pieces(b, "http://"+idle.Listen+"/"+f.name, size, cut, w)
+			took, sum := pieces(b, "http://"+idle.Listen+"/"+f.name+"?c=pieces", size, cut, w)
 			w.Close()
 			os.Remove(path)
 			if sum != f.sum {
@@ -584,7 +584,7 @@ func BenchmarkResumeDownload(b *testing.B) {
 			path := filepath.Join(dir, "curl")
 			os.Remove(path)
 			start := time.Now()
-			_, wire, cpu, costs := curlResume(b, "http://"+cutp.Listen+"/"+f.name, path)
+			_, wire, cpu, costs := curlResume(b, "http://"+cutp.Listen+"/"+f.name+"?c=curl", path)
 			tCurl = append(tCurl, time.Since(start).Seconds())
 			cCurl = append(cCurl, cpu.Seconds())
 			wCurl = append(wCurl, float64(wire)/float64(size))
@@ -603,6 +603,25 @@ func BenchmarkResumeDownload(b *testing.B) {
 			contenders[(round+i)%len(contenders)]()
 		}
 	}
+	// What nginx sent for each contender, from its access log (the query
+	// names the contender): a cut connection's bytes still in the sockets
+	// between nginx and toxiproxy when the proxy closes never reach the
+	// client, and nginx sends them again.
+	sent := map[string]int64{}
+	for _, line := range ngx.accessLog(b) {
+		_, rest, ok := strings.Cut(line, "?c=")
+		if !ok {
+			continue
+		}
+		name, rest, _ := strings.Cut(rest, " ")
+		_, rest, _ = strings.Cut(rest, "\" ")
+		if f := strings.Fields(rest); len(f) >= 2 {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			sent[name] += n
+		}
+	}
+	rounds := float64(len(tUncut))
+	sentRatio := func(name string) float64 { return float64(sent[name]) / rounds / float64(size) }
 	mu, mc, mk, mi := median(tUncut), median(tCut), median(tCurl), median(tIdle)
 	// The ratios within each round, where the machine's load moves both
 	// contenders alike, and what the continuations cost by their own
@@ -626,6 +645,9 @@ func BenchmarkResumeDownload(b *testing.B) {
 	b.ReportMetric(mc, "s-cut")
 	b.ReportMetric(mc/mu, "cut/uncut")
 	b.ReportMetric(median(wCut), "wire/size")
+	b.ReportMetric(sentRatio("cut"), "nginx-sent/size")
+	b.ReportMetric(sentRatio("curl"), "curl-nginx-sent/size")
+	b.ReportMetric(sentRatio("uncut"), "uncut-nginx-sent/size")
 	b.ReportMetric(mk, "s-curl")
 	b.ReportMetric(mk/mu, "curl/uncut")
 	b.ReportMetric(median(wCurl), "curl-wire/size")
@@ -657,6 +679,8 @@ func BenchmarkResumeDownload(b *testing.B) {
 		len(client), median(costs.close), slices.Max(append(costs.close, 0)), median(client), slices.Max(append(client, 0)), median(proxy), slices.Max(append(proxy, 0)), median(ramp), median(curlCost), slices.Max(append(curlCost, 0)))
 	b.Logf("%d continuations at %.2f ms each (close, client, proxy and ramp) are %.0f ms, %.3f of the uncut download's time; the ratios within each round (medians): steady cut %.3fx, curl %.3fx",
 		resumes, perResume, float64(resumes)*perResume, float64(resumes)*perResume/1000/mu, median(rCut), median(rCurl))
+	b.Logf("nginx sent (means over the rounds, against the size): steady uncut %.4fx, steady cut %.4fx, curl loop %.4fx, pieces %.4fx; the excess is what the cut connections held in their sockets when toxiproxy closed them",
+		sentRatio("uncut"), sentRatio("cut"), sentRatio("curl"), sentRatio("pieces"))
 	b.Logf("the same file as %d Range requests of %d MiB on new connections through the toxic, none cut (plain net/http): %.2fs, %.3fx uncut (%.3fx within a round); steady cut against them %.3fx (%.3fx within a round)",
 		(size+cut-1)/cut, cut>>20, mp, mp/mu, median(rPieces), mc/mp, median(rCutPieces))
 	b.Logf("%d MiB cut every %d MiB, %d rounds (medians): uncut %.2fs, same toxic without a cut %.2fs, steady cut %.2fs (%.3fx uncut, %.3fx toxic without cut; wire %.4fx size; %d resumes; %.0f B allocated), curl -C - loop %.2fs (%.3fx uncut, wire %.4fx)",
