@@ -26,7 +26,7 @@
 #
 #   ROUNDS=N            interleaved rounds of the timed benchmarks (5)
 #   RESUME_BENCH_MB=N   size of the resumed download in MiB (1024; 256
-#                       takes a quarter of the time), 3 interleaved rounds
+#                       takes a quarter of the time), 5 interleaved rounds
 #   FIGURES_SUITE=1     also time the README's second command, the whole
 #                       test suite under -race (several minutes more)
 #   FIGURES_ONLY="a b"  run only the named sections (for trying the script)
@@ -286,17 +286,19 @@ fi
 # ---------------------------------------------------------------------------
 if want resume; then
 	section "A resumed download from nginx through toxiproxy (faults)"
-	echo "RESUME_BENCH_MB=$RESUME_BENCH_MB go -C faults test -run '^\$' -bench ResumeDownload -benchtime 3x -timeout 20m"
-	echo "(3 interleaved rounds of $RESUME_BENCH_MB MiB, cut every 64 MiB; the README's earlier figure was 8 rounds of 1 GiB)"
+	echo "RESUME_BENCH_MB=$RESUME_BENCH_MB go -C faults test -run '^\$' -bench ResumeDownload -benchtime 5x -timeout 20m"
+	echo "(5 interleaved rounds of $RESUME_BENCH_MB MiB, cut every 64 MiB; steady with its default policy; every body written to a file in /dev/shm)"
 	o=$tmp/resume.txt
-	go -C faults test -run '^$' -bench ResumeDownload -benchtime 3x -timeout 20m >"$o" 2>&1
+	go -C faults test -run '^$' -bench ResumeDownload -benchtime 5x -timeout 20m >"$o" 2>&1
 	if grep -q '^BenchmarkResumeDownload' "$o"; then
-		grep -E 'MiB cut every|CPU time of the client' "$o" | sed 's/^ *[a-z_]*\.go:[0-9]*: /  /'
+		grep -E 'MiB cut every|CPU time of the (client|servers)|each continuation|continuations at|Range requests of|nginx sent|no /dev/shm' "$o" | sed 's/^ *[a-z_]*\.go:[0-9]*: /  /'
 		m() { med "$o" BenchmarkResumeDownload "$1"; }
-		echo "  steady resumes $(m resumes) times and takes $(fmt 2 "$(m s-cut)") s, $(fmt 3 "$(m cut/uncut)")x the uncut download through the same proxy ($(fmt 2 "$(m s-uncut)") s);" \
+		echo "  steady resumes $(m resumes) times and takes $(fmt 2 "$(m s-cut)") s, $(fmt 3 "$(m cut/uncut)")x the uncut download through the same proxy ($(fmt 2 "$(m s-uncut)") s; $(fmt 3 "$(m cut/uncut-in-round)")x within a round);" \
 			"its CPU time $(ratio "$(m cpu-s-cut)" "$(m cpu-s-uncut)")x the uncut one's ($(fmt 2 "$(m cpu-s-cut)") s against $(fmt 2 "$(m cpu-s-uncut)") s);" \
-			"bytes on the wire $(fmt 4 "$(m wire/size)")x the size; $(fmt 0 "$(calc "$(m alloc-B)/1000")") KB allocated in all." \
-			"\`curl -C -\` in a retry loop: $(fmt 2 "$(m s-curl)") s, $(fmt 3 "$(m curl/uncut)")x (CPU $(fmt 2 "$(m cpu-s-curl)") s)"
+			"each continuation: the cut seen $(fmt 2 "$(m ms-resume-close)") ms after the last byte, $(fmt 2 "$(m ms-resume-client)") ms from there to the request written, $(fmt 2 "$(m ms-resume-proxy)") ms to the first byte through the proxy, $(fmt 2 "$(m ms-resume-ramp)") ms of ramp, $(fmt 3 "$(m resumes-cost/uncut)") of the uncut time in all;" \
+			"the same file as uncut 64 MiB ranges on new connections (plain net/http): $(fmt 2 "$(m s-pieces)") s, $(fmt 3 "$(m pieces/uncut)")x, steady cut $(fmt 3 "$(m cut/pieces)")x that ($(fmt 3 "$(m cut/pieces-in-round)")x within a round);" \
+			"bytes on the wire $(fmt 4 "$(m wire/size)")x the size (nginx sent $(fmt 4 "$(m nginx-sent/size)")x: what the cut connections held in their sockets); $(fmt 0 "$(calc "$(m alloc-B)/1000")") KB allocated in all." \
+			"\`curl -C -\` in a retry loop: $(fmt 2 "$(m s-curl)") s, $(fmt 3 "$(m curl/uncut)")x ($(fmt 3 "$(m curl/uncut-in-round)")x within a round; CPU $(fmt 2 "$(m cpu-s-curl)") s; $(fmt 2 "$(m ms-resume-curl)") ms a continuation)"
 	else
 		echo "  not measured:"
 		tail -15 "$o" | sed 's/^/    /'
@@ -393,5 +395,5 @@ fi
 printf '\n=== end\n'
 echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo "took:     $(($(date -u +%s) - start)) s"
-echo "cut:      timed benchmarks ran $ROUNDS interleaved rounds (the harnesses suggest 6-10); the resumed download $RESUME_BENCH_MB MiB, 3 rounds"
+echo "cut:      timed benchmarks ran $ROUNDS interleaved rounds (the harnesses suggest 6-10); the resumed download $RESUME_BENCH_MB MiB, 5 rounds"
 for n in "${cut_notes[@]}"; do echo "cut:      $n"; done

@@ -148,6 +148,18 @@ func (s *nginxServer) stop() {
 // returns the access log's lines that name path, one a request.
 func (s *nginxServer) requests(t testing.TB, path string) []string {
 	t.Helper()
+	var lines []string
+	for _, l := range s.accessLog(t) {
+		if strings.Contains(l, " "+path+" ") {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// accessLog stops nginx and returns every line of its access log.
+func (s *nginxServer) accessLog(t testing.TB) []string {
+	t.Helper()
 	s.stop()
 	f, err := os.Open(filepath.Join(s.dir, "access.log"))
 	if err != nil {
@@ -157,9 +169,10 @@ func (s *nginxServer) requests(t testing.TB, path string) []string {
 	var lines []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if strings.Contains(sc.Text(), " "+path+" ") {
-			lines = append(lines, sc.Text())
-		}
+		lines = append(lines, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return lines
 }
@@ -205,6 +218,11 @@ func generated(t testing.TB, size int64) *servedFile {
 	var seed [32]byte
 	seed[0] = byte(size >> 20)
 	if _, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(rand.NewChaCha8(seed), size)); err != nil {
+		t.Fatal(err)
+	}
+	// Written back now, so that no download reads it while the kernel is
+	// still writing a gigabyte of it to the disk.
+	if err := out.Sync(); err != nil {
 		t.Fatal(err)
 	}
 	if err := out.Close(); err != nil {

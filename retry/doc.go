@@ -46,7 +46,9 @@
 // it continues the same body is read on, and anything else fails the read
 // with a [*ResumeError] ([ErrResumeRefused]) rather than splice two answers.
 // Continuations are attempts under the policy; [Outcome.Resumes] counts
-// them, and [WithoutResume] or [Policy.NoResume] turn them off.
+// them, and [WithoutResume] or [Policy.NoResume] turn them off. The first
+// continuation after a break that followed at least 1 MiB of new bytes is
+// sent without a backoff; any further one waits as a re-send does.
 //
 // The RoundTripper contract holds: a response obtained is returned with a nil
 // error, including the last 429 or 503 when retrying ends; an error is

@@ -72,6 +72,7 @@ type resumeState struct {
 	base      int64  // where the body starts in the resource: a caller's own "bytes=N-" answered 206
 	total     int64  // the body's length as the answers agree on it, -1 unknown
 	offset    int64  // bytes delivered to the caller
+	piece     int64  // the offset the current answer's new bytes began at
 	fails     int    // failed attempts since data last arrived
 	prevWait  time.Duration
 	resumes   int
@@ -85,6 +86,12 @@ type resumeState struct {
 
 // seamBytes is how many delivered bytes a continuation repeats.
 const seamBytes = 16
+
+// atOnceBytes is how many new bytes an answer must have delivered before it
+// broke for its continuation to be sent without a backoff (ADR 220): a
+// break after that much progress is a lost connection, not a sign of a
+// server that needs relief, and one request per MiB costs it little.
+const atOnceBytes = 1 << 20
 
 // keep records p, just delivered, as the body's last bytes.
 func (r *resumeState) keep(p []byte) {
@@ -250,6 +257,9 @@ func (b *streamBody) continueAfter(cause error) error {
 		switch {
 		case st.fails >= p.MaxAttempts:
 			stop = ErrExhausted
+		case st.fails == 1 && k-st.piece >= atOnceBytes:
+			// The first continuation after a long enough piece replaces
+			// the connection just lost, at once (ADR 220).
 		default:
 			wait = p.delay(st.fails, st.prevWait, p.Rand())
 			// As for any re-send: the first is never withheld, later
@@ -335,6 +345,7 @@ func (b *streamBody) continueAfter(cause error) error {
 			}
 		}
 		st.resumes++
+		st.piece = k
 		b.record(nil, resp.StatusCode, nil)
 		return nil
 	}

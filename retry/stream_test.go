@@ -739,3 +739,123 @@ func TestResumeWaitBeyondTheDeadline(t *testing.T) {
 		}
 	})
 }
+
+// waits returns the Wait of each RetryScheduled event, in order.
+func (e *events) waits() []time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []time.Duration
+	for _, ev := range e.es {
+		if ev.Kind == progress.RetryScheduled {
+			out = append(out, ev.Wait)
+		}
+	}
+	return out
+}
+
+// A body that broke after delivering at least 1 MiB since its last break is
+// continued at once, without the backoff (ADR 220); one that delivered
+// less, or a continuation that broke before a new byte, waits the backoff
+// as any re-send does. The backoff here is an hour, so any wait shows.
+func TestResumeAtOnceAfterProgress(t *testing.T) {
+	const mib = 1 << 20
+	p := func(ev *events) retry.Policy {
+		return retry.Policy{InitialBackoff: time.Hour, MaxBackoff: 4 * time.Hour, StallTimeout: 10 * time.Hour, Rand: constRand(0.5), Reporter: ev}
+	}
+	t.Run("every piece 1 MiB", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			// Each continuation repeats the 16-byte seam, so a cut of
+			// 1 MiB + 16 bytes leaves exactly 1 MiB of new bytes a piece.
+			s := newFileServer(4*mib+100, "Etag", `"v1"`)
+			s.cut = mib + 16
+			ev := &events{}
+			ctx, out := retry.WithOutcome(t.Context())
+			start := time.Now()
+			got, err := readAll(t, retry.New(s, p(ev)), ctx)
+			if err != nil || sum(got) != sum(s.data) {
+				t.Fatalf("read %d bytes, %v; want all %d", len(got), err, len(s.data))
+			}
+			if took := time.Since(start); took != 0 || out.Waited != 0 {
+				t.Errorf("took %v, waited %v; every continuation followed 1 MiB of progress and is sent at once", took, out.Waited)
+			}
+			w := ev.waits()
+			if len(w) != 4 || out.Resumes != 4 {
+				t.Fatalf("%d resume events, %d resumes; want 4", len(w), out.Resumes)
+			}
+			for i, d := range w {
+				if d != 0 {
+					t.Errorf("continuation %d scheduled after %v; want 0", i+1, d)
+				}
+			}
+		})
+	})
+	t.Run("pieces a byte short", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			// The first answer delivers 1 MiB + 15 bytes, each continuation
+			// one byte less than 1 MiB of new ones.
+			s := newFileServer(3*mib, "Etag", `"v1"`)
+			s.cut = mib + 15
+			ev := &events{}
+			ctx, out := retry.WithOutcome(t.Context())
+			start := time.Now()
+			got, err := readAll(t, retry.New(s, p(ev)), ctx)
+			if err != nil || sum(got) != sum(s.data) {
+				t.Fatalf("read %d bytes, %v; want all %d", len(got), err, len(s.data))
+			}
+			w := ev.waits()
+			if len(w) != 2 || w[0] != 0 || w[1] != 30*time.Minute {
+				t.Fatalf("waits %v; want [0 30m]: the first piece was 1 MiB, the second a byte short, so its continuation waits the first backoff", w)
+			}
+			if took := time.Since(start); took != 30*time.Minute || out.Waited != 30*time.Minute {
+				t.Errorf("took %v, waited %v; want the one backoff of 30m", took, out.Waited)
+			}
+		})
+	})
+	t.Run("continuation broken at its seam", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := newFileServer(3*mib, "Etag", `"v1"`)
+			s.cut = 2 * mib
+			s.answer = func(n int, r *http.Request, resp *http.Response) *http.Response {
+				if n == 1 {
+					resp.Body.(*cutBody).cut = 16 // the seam and not a byte more
+				}
+				return resp
+			}
+			ev := &events{}
+			ctx, out := retry.WithOutcome(t.Context())
+			got, err := readAll(t, retry.New(s, p(ev)), ctx)
+			if err != nil || sum(got) != sum(s.data) {
+				t.Fatalf("read %d bytes, %v; want all %d", len(got), err, len(s.data))
+			}
+			// The second re-send since progress: ceiling 2h, at Rand 0.5 1h.
+			if w := ev.waits(); len(w) != 2 || w[0] != 0 || w[1] != time.Hour {
+				t.Fatalf("waits %v; want [0 1h]: a continuation that brought no new byte is followed by the backoff", w)
+			}
+			if out.Resumes != 2 || out.Attempts != 3 {
+				t.Errorf("outcome %+v; want 2 resumes, 3 attempts", *out)
+			}
+		})
+	})
+	t.Run("one byte a connection", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			// A server that gives one new byte a connection is paced by
+			// the backoff every time, never hammered in a loop.
+			s := newFileServer(200, "Etag", `"v1"`)
+			s.cut = 17
+			ev := &events{}
+			pol := p(ev)
+			pol.InitialBackoff, pol.MaxBackoff = time.Second, time.Second
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			readAll(t, retry.New(s, pol), ctx)
+			for i, d := range ev.waits() {
+				if d == 0 {
+					t.Fatalf("continuation %d sent at once after a piece of one byte", i+1)
+				}
+			}
+			if n := len(s.requests()); n > 21 {
+				t.Errorf("%d requests in 10s with a 0.5s backoff; want at most 21", n)
+			}
+		})
+	})
+}
