@@ -22,19 +22,19 @@ type streamBody struct {
 	tr       *liveness.Tracker // marked when data arrives; nil: none
 	attempts int               // attempts sent for this body so far
 
-	mu     sync.Mutex // guards rc, timer and closed against Close and the watchdog
+	mu     sync.Mutex // guards rc and closed against Close and the watchdog
 	rc     io.ReadCloser
-	timer  *time.Timer
 	closed bool
 	cancel context.CancelFunc // ends continuations in flight when the caller closes
 
-	// The watchdog is one timer per body, not one per read: a read only
-	// stamps when it started, and the timer, when it fires, closes the
-	// body if that read has waited idle, else sleeps for the rest.
-	born    time.Time    // the stamps' origin (monotonic)
-	reading atomic.Int64 // when the read in progress started, ns since born + 1; 0: none
-	armed   atomic.Bool  // the timer is set
-	expired atomic.Bool  // the watchdog closed the body under a read
+	// The transport's watchdog (watch.go) bounds the reads: a read only
+	// stamps when it started, and lists the body with the watchdog when
+	// it is not listed yet.
+	born       time.Time    // the stamps' origin (monotonic)
+	reading    atomic.Int64 // when the read in progress started, ns since born + 1; 0: none
+	listed     atomic.Bool  // on the watchdog's list; written under its lock
+	expired    atomic.Bool  // the watchdog closed the body under a read
+	prev, next *streamBody  // the watchdog's list, under its lock
 
 	res    resumeState
 	broken error // a failure not yet acted on, delivered after the data read with it
@@ -113,7 +113,7 @@ func (b *streamBody) Read(p []byte) (int, error) {
 			err = io.ErrUnexpectedEOF
 		case err == io.EOF:
 			b.err = io.EOF
-			b.stopTimer()
+			b.unwatch()
 			return n, io.EOF
 		}
 		b.broken = err
@@ -130,16 +130,12 @@ func (b *streamBody) readOnce(p []byte) (int, error) {
 	if b.idle <= 0 {
 		return b.rc.Read(p)
 	}
-	if !b.armed.Load() && b.armed.CompareAndSwap(false, true) {
-		b.mu.Lock()
-		if b.timer == nil {
-			b.timer = time.AfterFunc(b.idle, b.watch)
-		} else {
-			b.timer.Reset(b.idle)
-		}
-		b.mu.Unlock()
-	}
+	// The stamp first: the watchdog drops a listed body only when, after
+	// unlisting it, it still sees no read in progress.
 	b.reading.Store(b.now())
+	if !b.listed.Load() {
+		b.c.t.watch.watch(b, time.Now())
+	}
 	n, err := b.rc.Read(p)
 	b.reading.Store(0)
 	if b.expired.Swap(false) {
@@ -150,53 +146,17 @@ func (b *streamBody) readOnce(p []byte) (int, error) {
 
 func (b *streamBody) now() int64 { return int64(time.Since(b.born)) + 1 }
 
-// watch is the watchdog: it closes the body a read has waited on for idle,
-// sleeps for the rest of idle when a read is younger, and disarms when no
-// read is in progress (the next read arms it again).
-func (b *streamBody) watch() {
-	start := b.reading.Load()
-	if start == 0 {
-		b.armed.Store(false)
-		// A read that began meanwhile saw the timer armed and did not set
-		// it: set it for that read.
-		if b.reading.Load() != 0 && b.armed.CompareAndSwap(false, true) {
-			b.resetTimer(b.idle)
-		}
-		return
+// unwatch takes the body off the watchdog's list: it ended or was closed.
+func (b *streamBody) unwatch() {
+	if b.idle > 0 {
+		b.c.t.watch.unwatch(b)
 	}
-	if waited := time.Duration(b.now() - start); waited < b.idle {
-		b.resetTimer(b.idle - waited)
-		return
-	}
-	b.expired.Store(true)
-	b.mu.Lock()
-	rc := b.rc
-	b.mu.Unlock()
-	rc.Close()
-	b.armed.Store(false)
-}
-
-func (b *streamBody) resetTimer(d time.Duration) {
-	b.mu.Lock()
-	if b.timer != nil && !b.closed {
-		b.timer.Reset(d)
-	}
-	b.mu.Unlock()
-}
-
-func (b *streamBody) stopTimer() {
-	b.mu.Lock()
-	if b.timer != nil {
-		b.timer.Stop()
-	}
-	b.armed.Store(false) // the next read, if any, arms it again
-	b.mu.Unlock()
 }
 
 // closeCurrent closes the body in use after a failure, so its connection is
 // not held while the caller decides what to do.
 func (b *streamBody) closeCurrent() {
-	b.stopTimer()
+	b.unwatch()
 	b.mu.Lock()
 	rc := b.rc
 	b.mu.Unlock()
@@ -207,11 +167,9 @@ func (b *streamBody) closeCurrent() {
 func (b *streamBody) Close() error {
 	b.mu.Lock()
 	b.closed = true
-	rc, t, cancel := b.rc, b.timer, b.cancel
+	rc, cancel := b.rc, b.cancel
 	b.mu.Unlock()
-	if t != nil {
-		t.Stop()
-	}
+	b.unwatch()
 	if cancel != nil {
 		cancel()
 	}

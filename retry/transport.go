@@ -23,6 +23,7 @@ type Transport struct {
 	invalid  error
 	pacer    Pacer
 	policies policyCache // the last RateLimit-Policy read
+	watch    watchdog    // the idle read timeout of the bodies handed over
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
