@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/steadyhttp/steady/liveness"
@@ -27,14 +26,9 @@ type streamBody struct {
 	closed bool
 	cancel context.CancelFunc // ends continuations in flight when the caller closes
 
-	// The transport's watchdog (watch.go) bounds the reads: a read only
-	// stamps when it started, and lists the body with the watchdog when
-	// it is not listed yet.
-	born       time.Time    // the stamps' origin (monotonic)
-	reading    atomic.Int64 // when the read in progress started, ns since born + 1; 0: none
-	listed     atomic.Bool  // on the watchdog's list; written under its lock
-	expired    atomic.Bool  // the watchdog closed the body under a read
-	prev, next *streamBody  // the watchdog's list, under its lock
+	// w is the body's entry with the transport's watchdog (watch.go),
+	// which closes the current body (via current) when a read waits idle.
+	w watched
 
 	res    resumeState
 	broken error // a failure not yet acted on, delivered after the data read with it
@@ -61,7 +55,9 @@ func (c *call) handOver(resp *http.Response, attempt int, shared, inAttempt bool
 		return // nothing to watch: the body stays net/http's own
 	}
 	b := &streamBody{c: *c, idle: idle, attempts: attempt, rc: resp.Body, res: res}
-	b.born = c.start // only the stamps' origin: any monotonic time will do
+	b.w.idle = idle
+	b.w.born = c.start // only the stamps' origin: any monotonic time will do
+	b.w.body = (*current)(b)
 	if shared {
 		b.tr = c.tracker
 	} else if res.validator != "" {
@@ -130,26 +126,30 @@ func (b *streamBody) readOnce(p []byte) (int, error) {
 	if b.idle <= 0 {
 		return b.rc.Read(p)
 	}
-	// The stamp first: the watchdog drops a listed body only when, after
-	// unlisting it, it still sees no read in progress.
-	b.reading.Store(b.now())
-	if !b.listed.Load() {
-		b.c.t.watch.watch(b, time.Now())
-	}
+	b.w.begin(&b.c.t.watch)
 	n, err := b.rc.Read(p)
-	b.reading.Store(0)
-	if b.expired.Swap(false) {
+	if b.w.end() {
 		return n, &ReadTimeoutError{After: b.idle}
 	}
 	return n, err
 }
 
-func (b *streamBody) now() int64 { return int64(time.Since(b.born)) + 1 }
+// current is what the watchdog closes: the body in use, not the stream,
+// which may continue it.
+type current streamBody
+
+func (c *current) Close() error {
+	b := (*streamBody)(c)
+	b.mu.Lock()
+	rc := b.rc
+	b.mu.Unlock()
+	return rc.Close()
+}
 
 // unwatch takes the body off the watchdog's list: it ended or was closed.
 func (b *streamBody) unwatch() {
 	if b.idle > 0 {
-		b.c.t.watch.unwatch(b)
+		b.c.t.watch.unwatch(&b.w)
 	}
 }
 

@@ -196,7 +196,7 @@ func (c *call) run() (*http.Response, error) {
 		if c.tracer != nil {
 			c.startAttempt(attempt)
 		}
-		areq, cancel, err := c.attemptRequest(attempt, idemKey, inAttempt)
+		areq, err := c.attemptRequest(attempt, idemKey)
 		if err != nil {
 			if gate != nil {
 				gate.Release(1)
@@ -225,7 +225,7 @@ func (c *call) run() (*http.Response, error) {
 			resp.StatusCode == http.StatusForbidden && rateLimit403(resp.Header))
 		if inAttempt && err == nil && !retryStatus {
 			var data []byte
-			data, err = readInAttempt(resp, bodyLimit, p.ReadTimeout, cancel, c.tracker)
+			data, err = readInAttempt(resp, bodyLimit, p.ReadTimeout, &c.t.watch, c.start, c.tracker)
 			if err != nil {
 				resp = nil
 			} else {
@@ -239,12 +239,10 @@ func (c *call) run() (*http.Response, error) {
 			gate.Release(1)
 		}
 		if err != nil && c.ctx.Err() != nil {
-			cancelAttempt(cancel)
 			return nil, c.canceled(attempt, false)
 		}
 		if err == nil && !retryStatus {
 			// Accepted on its merits: a success or a status not re-sent.
-			cancelAttempt(cancel)
 			if (p.Pace || rep != nil) && c.acceptQuota(resp, attempt, route, sent, shared, inAttempt) {
 				return resp, nil
 			}
@@ -290,7 +288,6 @@ func (c *call) run() (*http.Response, error) {
 				}
 			}
 		}
-		cancelAttempt(cancel)
 		switch {
 		case !canRetry:
 			stop = ErrNotRetryable
@@ -402,20 +399,16 @@ func (c *call) run() (*http.Response, error) {
 
 // attemptRequest returns the request for one attempt: the caller's own
 // request when nothing about it changes, else a copy with a fresh body, the
-// idempotency key, or a context the transport can cancel for a body read
-// inside the attempt. The caller's request is never modified.
-func (c *call) attemptRequest(attempt int, idemKey string, inAttempt bool) (*http.Request, context.CancelCauseFunc, error) {
+// idempotency key, or the context a tracer gave the attempt. The caller's
+// request is never modified.
+func (c *call) attemptRequest(attempt int, idemKey string) (*http.Request, error) {
 	req := c.req
-	if attempt == 1 && idemKey == "" && !inAttempt && c.actx == nil {
-		return req, nil, nil
+	if attempt == 1 && idemKey == "" && c.actx == nil {
+		return req, nil
 	}
-	var cancel context.CancelCauseFunc
 	ctx := c.ctx
 	if c.actx != nil {
 		ctx = c.actx
-	}
-	if inAttempt {
-		ctx, cancel = context.WithCancelCause(ctx)
 	}
 	r := req.WithContext(ctx)
 	if idemKey != "" {
@@ -428,18 +421,11 @@ func (c *call) attemptRequest(attempt int, idemKey string, inAttempt bool) (*htt
 	if attempt > 1 && req.Body != nil && req.Body != http.NoBody {
 		body, err := req.GetBody()
 		if err != nil {
-			cancelAttempt(cancel)
-			return nil, nil, fmt.Errorf("replaying the request body: %w", err)
+			return nil, fmt.Errorf("replaying the request body: %w", err)
 		}
 		r.Body = body
 	}
-	return r, cancel, nil
-}
-
-func cancelAttempt(cancel context.CancelCauseFunc) {
-	if cancel != nil {
-		cancel(nil)
-	}
+	return r, nil
 }
 
 // sleep waits d or until the caller's context ends.

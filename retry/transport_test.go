@@ -577,8 +577,10 @@ func TestBodyReadInsideAttempt(t *testing.T) {
 	t.Run("stall mid-body ends at the read timeout and is re-sent", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			stall := func(r *http.Request) (*http.Response, error) {
+				// Silent after a few bytes until closed, as a net/http body
+				// is: the watchdog closes it (ADR 230).
 				resp := respond(r, 200, nil, "")
-				resp.Body = io.NopCloser(io.MultiReader(strings.NewReader("partial"), ctxReader{r.Context()}))
+				resp.Body = &lateStall{closed: make(chan struct{})}
 				return resp, nil
 			}
 			s := &script{steps: []func(*http.Request) (*http.Response, error){stall, status(200)}}
@@ -599,14 +601,6 @@ func TestBodyReadInsideAttempt(t *testing.T) {
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
-
-// ctxReader blocks until its context ends, like a silent connection.
-type ctxReader struct{ ctx context.Context }
-
-func (r ctxReader) Read([]byte) (int, error) {
-	<-r.ctx.Done()
-	return 0, r.ctx.Err()
-}
 
 func TestResponseBodyReadsAreProgress(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -1,20 +1,22 @@
 package retry
 
 import (
+	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// watchdog bounds the silence of the reads of every body a Transport hands
-// over, with one timer for all of them (ADR 230). A read only stamps when
-// it started (streamBody.reading) and, when its body is not listed yet,
-// lists it. The timer, when it fires, closes the body of every read that
+// watchdog bounds the silence of the reads of every body a Transport reads
+// or hands over, with one timer for all of them (ADR 230). A read only
+// stamps when it started (watched.begin) and, when its body is not listed
+// yet, lists it. The timer, when it fires, closes the body of every read that
 // has waited idle, drops the bodies no read is in progress on, and sleeps
 // until the next read could expire; once the list is empty it is not set
 // again, so nothing runs while no body is read.
 type watchdog struct {
 	mu     sync.Mutex
-	head   *streamBody // the listed bodies, linked through prev and next
+	head   *watched    // the listed bodies, linked through prev and next
 	timer  *time.Timer // set to fire at due; nil: not set
 	due    time.Time
 	setFor time.Duration // what timer was set for
@@ -28,7 +30,7 @@ type watchdog struct {
 
 // watch lists b, whose read has just stamped its start, at now, and sets
 // the timer when it is not set or would fire too late for b.
-func (w *watchdog) watch(b *streamBody, now time.Time) {
+func (w *watchdog) watch(b *watched, now time.Time) {
 	w.mu.Lock()
 	if !b.listed.Load() {
 		b.prev, b.next = nil, w.head
@@ -87,7 +89,7 @@ func (w *watchdog) abandon() {
 }
 
 // unwatch takes b off the list: its body ended or was closed.
-func (w *watchdog) unwatch(b *streamBody) {
+func (w *watchdog) unwatch(b *watched) {
 	if !b.listed.Load() {
 		return
 	}
@@ -102,7 +104,7 @@ func (w *watchdog) unwatch(b *streamBody) {
 	w.mu.Unlock()
 }
 
-func (w *watchdog) unlink(b *streamBody) {
+func (w *watchdog) unlink(b *watched) {
 	if b.prev != nil {
 		b.prev.next = b.next
 	} else {
@@ -119,7 +121,7 @@ func (w *watchdog) unlink(b *streamBody) {
 // drops the bodies nobody reads, and sets the timer for the next read that
 // could expire.
 func (w *watchdog) fire(gen uint64) {
-	var expired []*streamBody
+	var expired []*watched
 	w.mu.Lock()
 	if gen != w.gen {
 		w.mu.Unlock()
@@ -158,9 +160,37 @@ func (w *watchdog) fire(gen uint64) {
 	// Closing the body makes net/http fail the read blocked on it at once.
 	// It is done outside the lock, since a Close may take its time.
 	for _, b := range expired {
-		b.mu.Lock()
-		rc := b.rc
-		b.mu.Unlock()
-		rc.Close()
+		b.body.Close()
 	}
 }
+
+// watched is one body's reads as the watchdog sees them.
+type watched struct {
+	idle    time.Duration
+	born    time.Time    // the stamps' origin (monotonic)
+	reading atomic.Int64 // when the read in progress started, ns since born + 1; 0: none
+	listed  atomic.Bool  // on the watchdog's list; written under its lock
+	expired atomic.Bool  // the watchdog closed the body under a read
+	body    io.Closer    // what the watchdog closes when a read waits idle
+
+	prev, next *watched // the watchdog's list, under its lock
+}
+
+// begin stamps the start of a read and lists b with wd when it is not
+// listed. The stamp comes first: the watchdog drops a listed body only
+// when, after unlisting it, it still sees no read in progress.
+func (b *watched) begin(wd *watchdog) {
+	b.reading.Store(b.now())
+	if !b.listed.Load() {
+		wd.watch(b, time.Now())
+	}
+}
+
+// end marks the read over and reports whether the watchdog closed the
+// body under it.
+func (b *watched) end() (expired bool) {
+	b.reading.Store(0)
+	return b.expired.Swap(false)
+}
+
+func (b *watched) now() int64 { return int64(time.Since(b.born)) + 1 }
