@@ -126,7 +126,7 @@ func (b *streamBody) readOnce(p []byte) (int, error) {
 	if b.idle <= 0 {
 		return b.rc.Read(p)
 	}
-	b.w.begin(&b.c.t.watch)
+	b.w.begin(b.c.t.watch)
 	n, err := b.rc.Read(p)
 	if b.w.end() {
 		return n, &ReadTimeoutError{After: b.idle}

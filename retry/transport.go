@@ -23,7 +23,10 @@ type Transport struct {
 	invalid  error
 	pacer    Pacer
 	policies policyCache // the last RateLimit-Policy read
-	watch    watchdog    // the idle read timeout of the bodies handed over
+	// watch bounds the reads of the bodies read or handed over. Its own
+	// allocation: a timer left set past the last body keeps it, not the
+	// transport, alive until it fires.
+	watch *watchdog
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -36,7 +39,7 @@ func New(next http.RoundTripper, p Policy) *Transport {
 	if next == nil {
 		next = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	t := &Transport{next: next, raw: p, policy: p.withDefaults(), invalid: p.Validate()}
+	t := &Transport{next: next, raw: p, policy: p.withDefaults(), invalid: p.Validate(), watch: new(watchdog)}
 	t.pacer.MaxHold = t.policy.MaxRetryAfter
 	return t
 }
@@ -225,7 +228,7 @@ func (c *call) run() (*http.Response, error) {
 			resp.StatusCode == http.StatusForbidden && rateLimit403(resp.Header))
 		if inAttempt && err == nil && !retryStatus {
 			var data []byte
-			data, err = readInAttempt(resp, bodyLimit, p.ReadTimeout, &c.t.watch, c.start, c.tracker)
+			data, err = readInAttempt(resp, bodyLimit, p.ReadTimeout, c.t.watch, c.start, c.tracker)
 			if err != nil {
 				resp = nil
 			} else {

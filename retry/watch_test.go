@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -212,4 +213,41 @@ func TestWatchdogAcrossBubbles(t *testing.T) {
 			stall(t)
 		})
 	}
+}
+
+// The watchdog's timer, left set after the last body for the read it could
+// have bounded, keeps only the watchdog alive: a transport dropped after
+// its bodies are read is collected at once, not one ReadTimeout later
+// (a program making a client per call would otherwise hold a minute's
+// worth of transports and what they reference).
+func TestWatchdogTimerDoesNotHoldTheTransport(t *testing.T) {
+	collected := make(chan struct{})
+	func() {
+		inner := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r, ContentLength: 5,
+				Body: io.NopCloser(strings.NewReader("whole"))}, nil
+		})
+		tr := retry.New(inner, retry.Policy{ReadTimeout: time.Hour})
+		resp, err := tr.RoundTrip(get(t.Context(), api))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := io.ReadAll(resp.Body); err != nil || string(b) != "whole" {
+			t.Fatalf("read %q, %v", b, err)
+		}
+		resp.Body.Close()
+		if _, timer := tr.Watched(); !timer {
+			t.Fatal("no timer left set: the test proves nothing")
+		}
+		runtime.AddCleanup(tr, func(ch chan struct{}) { close(ch) }, collected)
+	}()
+	for range 20 {
+		runtime.GC()
+		select {
+		case <-collected:
+			return
+		case <-time.After(50 * time.Millisecond): // a cleanup runs on its own goroutine after the cycle
+		}
+	}
+	t.Fatal("the transport was not collected while its watchdog's timer was set")
 }
