@@ -104,8 +104,9 @@ func (r *resumeState) possible() bool { return r.validator != "" || r.why != "" 
 // short reports whether a continued body ended before its agreed length.
 func (r *resumeState) short() bool { return r.resumes > 0 && r.total >= 0 && r.offset < r.total }
 
-// resumable decides, when the response is handed over, whether its body may
-// be continued and with which validator. Resuming applies to a plain GET
+// resumable decides whether the body of resp, the response handed over, may
+// be continued and with which validator: at its first break, or when it is
+// handed over if nothing else would wrap it (ADR 232). Resuming applies to a plain GET
 // answered 200, on by default; within that, a body without a strong
 // validator, or one net/http decompressed, gets a reason to refuse instead.
 func (c *call) resumable(resp *http.Response) resumeState {

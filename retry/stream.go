@@ -16,10 +16,16 @@ import (
 // continuation is the same body (a strong validator), continues a broken
 // body with a Range request (see resume.go) so that the caller reads on.
 type streamBody struct {
-	c        call // the call that produced the response, for continuations
-	idle     time.Duration
+	c        call              // the call that produced the response, for continuations
 	tr       *liveness.Tracker // marked when data arrives; nil: none
 	attempts int               // attempts sent for this body so far
+	// first is the response handed over until the first break, which
+	// decides from it whether the body can be continued (ADR 232); nil
+	// once decided. dataAt is, while tr is nil, when data last arrived
+	// or, before any did, when the response was handed over (Unix ns):
+	// the tracker a continuation needs starts there.
+	first  *http.Response
+	dataAt int64
 
 	mu     sync.Mutex // guards rc and closed against Close and the watchdog
 	rc     io.ReadCloser
@@ -50,20 +56,46 @@ func (c *call) handOver(resp *http.Response, attempt int, shared, inAttempt bool
 		return
 	}
 	idle := max(c.p.ReadTimeout, 0)
-	res := c.resumable(resp)
-	if idle == 0 && !res.possible() && !shared {
-		return // nothing to watch: the body stays net/http's own
+	b := &streamBody{c: *c, attempts: attempt, rc: resp.Body}
+	switch {
+	case shared:
+		b.tr = c.tracker
+		b.first = resp
+	case idle > 0:
+		// Watched in any case: whether the body can be continued is decided
+		// only if it breaks, so one read to its end never pays for it.
+		b.first = resp
+		b.dataAt = time.Now().UnixNano()
+	default:
+		// Nothing to watch: only a body that can be continued is wrapped,
+		// so it is decided now; the others stay net/http's own.
+		b.res = c.resumable(resp)
+		if !b.res.possible() {
+			return
+		}
+		if b.res.validator != "" {
+			b.tr = liveness.New() // the stall budget of continuations measures from the first byte on
+		}
 	}
-	b := &streamBody{c: *c, idle: idle, attempts: attempt, rc: resp.Body, res: res}
 	b.w.idle = idle
 	b.w.born = c.start // only the stamps' origin: any monotonic time will do
 	b.w.body = (*current)(b)
-	if shared {
-		b.tr = c.tracker
-	} else if res.validator != "" {
-		b.tr = liveness.New() // the stall budget of continuations measures from the first byte on
-	}
 	resp.Body = b
+}
+
+// decide settles, at the first break, whether the body can be continued,
+// from the response as it was handed over (ADR 232), keeping what was
+// counted of the body so far.
+func (b *streamBody) decide() {
+	res := b.c.resumable(b.first)
+	b.first = nil
+	res.offset, res.tail, res.tailLen = b.res.offset, b.res.tail, b.res.tailLen
+	b.res = res
+	if b.tr == nil && res.validator != "" {
+		// As if marked at every arrival: the stall budget of continuations
+		// measures from the last byte on.
+		b.tr = liveness.NewSince(time.Unix(0, b.dataAt))
+	}
 }
 
 func (b *streamBody) Read(p []byte) (int, error) {
@@ -73,6 +105,9 @@ func (b *streamBody) Read(p []byte) (int, error) {
 		}
 		if cause := b.broken; cause != nil {
 			b.broken = nil
+			if b.first != nil {
+				b.decide()
+			}
 			if err := b.continueAfter(cause); err != nil {
 				b.err = err // io.EOF when the server proved the body complete
 				b.closeCurrent()
@@ -91,13 +126,15 @@ func (b *streamBody) Read(p []byte) (int, error) {
 			return n, nil
 		}
 		if n > 0 {
-			if b.res.validator != "" {
+			if b.first != nil || b.res.validator != "" {
 				b.res.keep(p[:n])
 			}
 			b.res.offset += int64(n)
 			b.res.fails = 0
 			if b.tr != nil {
 				b.tr.Mark()
+			} else if b.first != nil {
+				b.dataAt = time.Now().UnixNano()
 			}
 		}
 		switch {
@@ -123,13 +160,13 @@ func (b *streamBody) Read(p []byte) (int, error) {
 // waits idle has its body closed under it, which net/http turns into a
 // failed read at once.
 func (b *streamBody) readOnce(p []byte) (int, error) {
-	if b.idle <= 0 {
+	if b.w.idle <= 0 {
 		return b.rc.Read(p)
 	}
 	b.w.begin(b.c.t.watch)
 	n, err := b.rc.Read(p)
 	if b.w.end() {
-		return n, &ReadTimeoutError{After: b.idle}
+		return n, &ReadTimeoutError{After: b.w.idle}
 	}
 	return n, err
 }
@@ -148,7 +185,7 @@ func (c *current) Close() error {
 
 // unwatch takes the body off the watchdog's list: it ended or was closed.
 func (b *streamBody) unwatch() {
-	if b.idle > 0 {
+	if b.w.idle > 0 {
 		b.c.t.watch.unwatch(&b.w)
 	}
 }
