@@ -180,9 +180,10 @@ type watched struct {
 // listed. The stamp comes first: the watchdog drops a listed body only
 // when, after unlisting it, it still sees no read in progress.
 func (b *watched) begin(wd *watchdog) {
-	b.reading.Store(b.now())
+	now := time.Now() // one reading serves the stamp and, when b is listed now, the timer
+	b.reading.Store(int64(now.Sub(b.born)) + 1)
 	if !b.listed.Load() {
-		wd.watch(b, time.Now())
+		wd.watch(b, now)
 	}
 }
 
