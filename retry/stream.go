@@ -15,8 +15,11 @@ import (
 // tracker when data arrives, and, when the response can prove a
 // continuation is the same body (a strong validator), continues a broken
 // body with a Range request (see resume.go) so that the caller reads on.
+// What only a continuation needs is allocated when one may be sent
+// (resumption), so a body read to its end carries little.
 type streamBody struct {
-	c        call              // the call that produced the response, for continuations
+	t        *Transport
+	from     origin            // the call that produced the response
 	tr       *liveness.Tracker // marked when data arrives; nil: none
 	attempts int               // attempts sent for this body so far
 	// first is the response handed over until the first break, which
@@ -27,18 +30,44 @@ type streamBody struct {
 	first  *http.Response
 	dataAt int64
 
-	mu     sync.Mutex // guards rc and closed against Close and the watchdog
+	mu     sync.Mutex // guards rc, closed and r against Close and the watchdog
 	rc     io.ReadCloser
 	closed bool
-	cancel context.CancelFunc // ends continuations in flight when the caller closes
+
+	// offset counts the bytes delivered to the caller; tail holds the last
+	// of them (tailLen, oldest first), which a continuation asks for again
+	// and must send unchanged: a server that shifts the range or sends
+	// other bytes under a true-looking Content-Range is caught at the seam.
+	tailLen uint8
+	offset  int64
+	tail    [seamBytes]byte
 
 	// w is the body's entry with the transport's watchdog (watch.go),
 	// which closes the current body (via current) when a read waits idle.
 	w watched
 
+	r      *resumption // set once decided, nil before
+	broken error       // a failure not yet acted on, delivered after the data read with it
+	err    error       // sticky: the body ended (io.EOF) or failed for good
+}
+
+// origin is what a continuation needs of the call that produced the
+// response; the call itself is rebuilt from it when one may be sent.
+type origin struct {
+	p      *Policy
+	req    *http.Request
+	ctx    context.Context
+	out    *Outcome
+	waited time.Duration
+	actx   context.Context // the attempt's context a tracer gave, for events
+}
+
+// resumption is a body's state once it was decided whether it can be
+// continued.
+type resumption struct {
+	c      call // the call that produced the response, for continuations
 	res    resumeState
-	broken error // a failure not yet acted on, delivered after the data read with it
-	err    error // sticky: the body ended (io.EOF) or failed for good
+	cancel context.CancelFunc // ends continuations in flight when the caller closes; under streamBody.mu
 }
 
 // handOver prepares resp for the caller: progress on a shared tracker, the
@@ -56,7 +85,16 @@ func (c *call) handOver(resp *http.Response, attempt int, shared, inAttempt bool
 		return
 	}
 	idle := max(c.p.ReadTimeout, 0)
-	b := &streamBody{c: *c, attempts: attempt, rc: resp.Body}
+	var res resumeState
+	if idle == 0 && !shared {
+		// Nothing to watch: only a body that can be continued is wrapped,
+		// so it is decided now; the others stay net/http's own.
+		if res = c.resumable(resp); !res.possible() {
+			return
+		}
+	}
+	b := &streamBody{t: c.t, attempts: attempt, rc: resp.Body,
+		from: origin{p: c.p, req: c.req, ctx: c.ctx, out: c.out, waited: c.waited, actx: c.actx}}
 	switch {
 	case shared:
 		b.tr = c.tracker
@@ -67,35 +105,57 @@ func (c *call) handOver(resp *http.Response, attempt int, shared, inAttempt bool
 		b.first = resp
 		b.dataAt = time.Now().UnixNano()
 	default:
-		// Nothing to watch: only a body that can be continued is wrapped,
-		// so it is decided now; the others stay net/http's own.
-		b.res = c.resumable(resp)
-		if !b.res.possible() {
-			return
-		}
-		if b.res.validator != "" {
+		b.r = &resumption{c: b.from.call(b.t, c.start), res: res}
+		if res.validator != "" {
 			b.tr = liveness.New() // the stall budget of continuations measures from the first byte on
 		}
 	}
 	b.w.idle = idle
-	b.w.born = c.start // only the stamps' origin: any monotonic time will do
+	b.w.born = c.start // the stamps' origin, and the call's start for a continuation
 	b.w.body = (*current)(b)
 	resp.Body = b
 }
 
+// call rebuilds the call o came from, which started at start, as far as a
+// continuation needs it.
+func (o *origin) call(t *Transport, start time.Time) call {
+	return call{t: t, p: o.p, req: o.req, ctx: o.ctx, out: o.out, waited: o.waited, actx: o.actx, start: start}
+}
+
 // decide settles, at the first break, whether the body can be continued,
-// from the response as it was handed over (ADR 232), keeping what was
-// counted of the body so far.
+// from the response as it was handed over (ADR 232).
 func (b *streamBody) decide() {
-	res := b.c.resumable(b.first)
+	r := &resumption{c: b.from.call(b.t, b.w.born)}
+	r.res = r.c.resumable(b.first)
 	b.first = nil
-	res.offset, res.tail, res.tailLen = b.res.offset, b.res.tail, b.res.tailLen
-	b.res = res
-	if b.tr == nil && res.validator != "" {
+	b.mu.Lock()
+	b.r = r
+	b.mu.Unlock()
+	if b.tr == nil && r.res.validator != "" {
 		// As if marked at every arrival: the stall budget of continuations
 		// measures from the last byte on.
 		b.tr = liveness.NewSince(time.Unix(0, b.dataAt))
 	}
+}
+
+// keep records p, just delivered, as the body's last bytes.
+func (b *streamBody) keep(p []byte) {
+	if len(p) >= seamBytes {
+		copy(b.tail[:], p[len(p)-seamBytes:])
+		b.tailLen = seamBytes
+		return
+	}
+	n := int(b.tailLen)
+	old := min(seamBytes-len(p), n)
+	copy(b.tail[:old], b.tail[n-old:n])
+	copy(b.tail[old:], p)
+	b.tailLen = uint8(old + len(p))
+}
+
+// short reports whether a continued body ended before its agreed length.
+func (b *streamBody) short() bool {
+	r := b.r
+	return r != nil && r.res.resumes > 0 && r.res.total >= 0 && b.offset < r.res.total
 }
 
 func (b *streamBody) Read(p []byte) (int, error) {
@@ -116,38 +176,42 @@ func (b *streamBody) Read(p []byte) (int, error) {
 			continue
 		}
 		n, err := b.readOnce(p)
-		if st := &b.res; n > 0 && st.resumes > 0 && st.total >= 0 && st.offset+int64(n) > st.total {
+		r := b.r
+		if n > 0 && r != nil && r.res.resumes > 0 && r.res.total >= 0 && b.offset+int64(n) > r.res.total {
 			// A continuation sent more than the length its Content-Range
 			// agreed on: the excess is not the body's.
-			n = int(st.total - st.offset)
-			st.offset += int64(n)
+			n = int(r.res.total - b.offset)
+			b.offset += int64(n)
 			b.err = b.refuse("the continuation sent more bytes than the body's length", http.StatusPartialContent, nil)
 			b.closeCurrent()
 			return n, nil
 		}
 		if n > 0 {
-			if b.first != nil || b.res.validator != "" {
-				b.res.keep(p[:n])
+			if b.first != nil || r != nil && r.res.validator != "" {
+				b.keep(p[:n])
 			}
-			b.res.offset += int64(n)
-			b.res.fails = 0
+			b.offset += int64(n)
+			if r != nil {
+				r.res.fails = 0
+			}
 			if b.tr != nil {
 				b.tr.Mark()
 			} else if b.first != nil {
 				b.dataAt = time.Now().UnixNano()
 			}
 		}
-		switch {
-		case err == nil:
+		if err == nil {
 			return n, nil
-		case err == io.EOF && b.res.short():
+		}
+		if err == io.EOF {
+			if !b.short() {
+				b.err = io.EOF
+				b.unwatch()
+				return n, io.EOF
+			}
 			// A continuation's answer ended before the length every answer
 			// agreed on: it is a break like any other.
 			err = io.ErrUnexpectedEOF
-		case err == io.EOF:
-			b.err = io.EOF
-			b.unwatch()
-			return n, io.EOF
 		}
 		b.broken = err
 		if n > 0 {
@@ -163,7 +227,7 @@ func (b *streamBody) readOnce(p []byte) (int, error) {
 	if b.w.idle <= 0 {
 		return b.rc.Read(p)
 	}
-	b.w.begin(b.c.t.watch)
+	b.w.begin(b.t.watch)
 	n, err := b.rc.Read(p)
 	if b.w.end() {
 		return n, &ReadTimeoutError{After: b.w.idle}
@@ -186,7 +250,7 @@ func (c *current) Close() error {
 // unwatch takes the body off the watchdog's list: it ended or was closed.
 func (b *streamBody) unwatch() {
 	if b.w.idle > 0 {
-		b.c.t.watch.unwatch(&b.w)
+		b.t.watch.unwatch(&b.w)
 	}
 }
 
@@ -204,7 +268,11 @@ func (b *streamBody) closeCurrent() {
 func (b *streamBody) Close() error {
 	b.mu.Lock()
 	b.closed = true
-	rc, cancel := b.rc, b.cancel
+	rc := b.rc
+	var cancel context.CancelFunc
+	if b.r != nil {
+		cancel = b.r.cancel
+	}
 	b.mu.Unlock()
 	b.unwatch()
 	if cancel != nil {
