@@ -72,3 +72,31 @@ func TestResumeStallBudgetCountsFromTheLastByte(t *testing.T) {
 		})
 	}
 }
+
+// Without a read timeout nothing else wraps a body, so whether it can be
+// continued is decided at hand-over: one that can is wrapped and continued,
+// one that cannot is handed back as the transport below made it.
+func TestResumeWithoutReadTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := retry.Policy{ReadTimeout: -1, Rand: constRand(0.5)}
+		s := newFileServer(100_000, "Etag", `"v1"`)
+		s.cut = 40_000
+		ctx, out := retry.WithOutcome(t.Context())
+		got, err := readAll(t, retry.New(s, p), ctx)
+		if err != nil || sum(got) != sum(s.data) {
+			t.Fatalf("read %d bytes, %v; want all %d", len(got), err, len(s.data))
+		}
+		if out.Resumes != 2 {
+			t.Errorf("resumes %d; want 2", out.Resumes)
+		}
+
+		resp, err := retry.New(newFileServer(1000, "Etag", `"v1"`), p).RoundTrip(get(retry.WithoutResume(t.Context()), api))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if _, ok := resp.Body.(*cutBody); !ok {
+			t.Errorf("body is a %T; want the transport's own, unwrapped", resp.Body)
+		}
+	})
+}
