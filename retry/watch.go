@@ -177,13 +177,21 @@ type watched struct {
 }
 
 // begin stamps the start of a read and lists b with wd when it is not
-// listed. The stamp comes first: the watchdog drops a listed body only
-// when, after unlisting it, it still sees no read in progress.
+// listed. The stamp comes before the check: the watchdog drops a listed body
+// only when, after unlisting it, it still sees no read in progress, so a
+// read that finds b listed after stamping is seen by the watchdog.
 func (b *watched) begin(wd *watchdog) {
-	now := time.Now() // one reading serves the stamp and, when b is listed now, the timer
-	b.reading.Store(int64(now.Sub(b.born)) + 1)
 	if !b.listed.Load() {
+		// The first read, mostly: one clock reading serves the stamp and
+		// the timer.
+		now := time.Now()
+		b.reading.Store(int64(now.Sub(b.born)) + 1)
 		wd.watch(b, now)
+		return
+	}
+	b.reading.Store(b.now())
+	if !b.listed.Load() { // dropped just before the stamp
+		wd.watch(b, time.Now())
 	}
 }
 
