@@ -143,16 +143,20 @@ func (c *call) run() (*http.Response, error) {
 		c.ensureTracker()
 	}
 
-	// Whether a failed attempt may be re-sent at all, and why not.
+	// Whether a failed attempt may be re-sent at all, and why not. The
+	// caller's Idempotency-Key is looked up only where it can change that:
+	// it makes re-sendable a method the policy does not re-send, and spares
+	// a method that is not idempotent the key generated, one for every
+	// attempt, when the policy opts the method in.
 	var idemKey string
-	if v := req.Header["Idempotency-Key"]; len(v) > 0 { // canonical already: no allocation, no folding
-		idemKey = v[0]
-	}
-	resendable := idemKey != "" || p.allowsMethod(req.Method)
-	if resendable && idemKey == "" && !idempotentMethod(req.Method) {
-		idemKey = newIdempotencyKey() // opted in by policy: one key for every attempt
-	} else {
-		idemKey = ""
+	resendable := p.allowsMethod(req.Method)
+	if idempotent := idempotentMethod(req.Method); !resendable || !idempotent {
+		v := req.Header["Idempotency-Key"] // canonical already: no allocation, no folding
+		callerKey := len(v) > 0 && v[0] != ""
+		if resendable && !callerKey {
+			idemKey = newIdempotencyKey()
+		}
+		resendable = resendable || callerKey
 	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	whyNot := ""
