@@ -142,7 +142,7 @@ func build(opt Options, pool http.RoundTripper) (*Client, error) {
 	red := credentials.NewRedactor(keyValues(opt.Keys)...)
 	policy := opt.Policy
 	policy.Reporter = redactReporter(policy.Reporter, red)
-	rtr := retry.New(userAgent{next: credentials.NewTransport(pool, opt.Keys...), ua: []string{opt.UserAgent}}, policy)
+	rtr := retry.New(&userAgent{next: credentials.NewTransport(pool, opt.Keys...), ua: []string{opt.UserAgent}}, policy)
 	c := &Client{
 		opt:   opt,
 		base:  base,
@@ -222,7 +222,7 @@ type userAgent struct {
 // RoundTrip sends req, or a shallow copy of it whose header map adds the
 // User-Agent: the caller's request is never modified, and nothing else of
 // it needs copying (ADR 193).
-func (u userAgent) RoundTrip(req *http.Request) (*http.Response, error) {
+func (u *userAgent) RoundTrip(req *http.Request) (*http.Response, error) {
 	if _, ok := req.Header["User-Agent"]; ok {
 		return u.next.RoundTrip(req)
 	}
@@ -245,7 +245,7 @@ func headerWith(h http.Header, key string, v []string) http.Header {
 	return c
 }
 
-func (u userAgent) CloseIdleConnections() {
+func (u *userAgent) CloseIdleConnections() {
 	if c, ok := u.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}

@@ -31,6 +31,9 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	if out := retry.OutcomeFrom(req.Context()); out != nil {
 		return c.do(req, out)
 	}
+	// The copy WithContext makes does not take the User-Agent too, though
+	// the user-agent layer then makes a second: http.Client clones a
+	// non-empty header for its redirects, which costs more than that copy.
 	ctx, out := retry.WithOutcome(req.Context())
 	return c.do(req.WithContext(ctx), out)
 }

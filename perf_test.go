@@ -93,9 +93,9 @@ func TestGetJSONOneDocument(t *testing.T) {
 	}
 }
 
-// The user-agent layer sets the User-Agent on a request that has none
-// without touching the caller's request or its header map, and leaves one
-// that has its own as it is.
+// The user-agent layer, and Do in its own copy of the request, set the
+// User-Agent on a request that has none without touching the caller's
+// request or its header map, and leave one that has its own as it is.
 func TestUserAgentLeavesTheCallersRequest(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
@@ -107,19 +107,21 @@ func TestUserAgentLeavesTheCallersRequest(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newClient(t, steady.Options{UserAgent: "probe/1"})
-	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
-	req.Header["X-Trace"] = make([]string, 1, 4) // spare room a careless copy would write into
-	req.Header["X-Trace"][0] = "t1"
-	resp, err := c.HTTP().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if _, ok := req.Header["User-Agent"]; ok || len(req.Header) != 1 || len(req.Header["X-Trace"]) != 1 {
-		t.Errorf("the caller's header was modified: %v", req.Header)
-	}
-	if spare := req.Header["X-Trace"][:4]; spare[1] != "" || spare[2] != "" || spare[3] != "" {
-		t.Errorf("a layer wrote into the spare room of the caller's header value: %q", spare)
+	for _, send := range []func(*http.Request) (*http.Response, error){c.HTTP().Do, c.Do} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		req.Header["X-Trace"] = make([]string, 1, 4) // spare room a careless copy would write into
+		req.Header["X-Trace"][0] = "t1"
+		resp, err := send(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if _, ok := req.Header["User-Agent"]; ok || len(req.Header) != 1 || len(req.Header["X-Trace"]) != 1 {
+			t.Errorf("the caller's header was modified: %v", req.Header)
+		}
+		if spare := req.Header["X-Trace"][:4]; spare[1] != "" || spare[2] != "" || spare[3] != "" {
+			t.Errorf("a layer wrote into the spare room of the caller's header value: %q", spare)
+		}
 	}
 	own, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
 	own.Header.Set("User-Agent", "mine/2")
@@ -134,7 +136,7 @@ func TestUserAgentLeavesTheCallersRequest(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	want := []string{"probe/1|t1", "mine/2|", "probe/1|"}
+	want := []string{"probe/1|t1", "probe/1|t1", "mine/2|", "probe/1|"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("the server saw %q, want %q", got, want)
 	}

@@ -10,11 +10,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -59,6 +61,59 @@ func TestStreamedBodyStallFailsTheReadOnARealSocket(t *testing.T) {
 	}
 	if ctx.Err() != nil {
 		t.Fatal("the reads blocked until the test's own deadline")
+	}
+}
+
+// A JSON body read inside the attempt (GetJSON) that goes silent mid-way
+// is cut at ReadTimeout by the transport's watchdog closing it, on a real
+// socket, and re-sent: the second answer, whole, is the one decoded.
+func TestGetJSONStallIsCutAndResentOnARealSocket(t *testing.T) {
+	release := make(chan struct{})
+	var n atomic.Int64
+	srv := newHostileServer(t, false, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if n.Add(1) == 1 {
+			w.Header().Set("Content-Length", "100")
+			io.WriteString(w, `{"items":[1,2,`)
+			w.(http.Flusher).Flush()
+			select { // silence, until the client hangs up or the test ends
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		io.WriteString(w, `{"items":[1,2,3]}`)
+	})
+	t.Cleanup(func() { close(release) })
+	p := fast()
+	p.ReadTimeout = 100 * time.Millisecond
+	var mu sync.Mutex
+	var classes []string
+	p.Reporter = progress.ReporterFunc(func(e progress.Event) {
+		if e.Kind == progress.RetryScheduled {
+			mu.Lock()
+			classes = append(classes, e.ErrClass+": "+e.Err)
+			mu.Unlock()
+		}
+	})
+	cl := newClient(t, steady.Options{Policy: p})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a hang fails, not blocks, the test
+	defer cancel()
+	var v struct{ Items []int }
+	ctx, out := retry.WithOutcome(ctx)
+	if err := cl.GetJSON(ctx, srv.URL+"/stall", nil, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Items) != 3 || out.Attempts != 2 || n.Load() != 2 {
+		t.Errorf("decoded %v after %d attempts (%d requests); want [1 2 3] after 2", v.Items, out.Attempts, n.Load())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(classes) != 1 || !strings.Contains(classes[0], "read timeout") {
+		t.Errorf("re-sent after %q; want once, after the read timeout", classes)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the read blocked until the test's own deadline")
 	}
 }
 

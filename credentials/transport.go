@@ -165,6 +165,18 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil {
 		return t.next.RoundTrip(req) // it reports the missing URL
 	}
+	if len(t.keys) == 0 && req.Response == nil && req.URL.User == nil {
+		// Nothing to protect (ADR 231): no key goes anywhere, the caller's
+		// own credentials go to the origin the caller chose (only a
+		// redirect hop can leave it), and the URL has no userinfo that
+		// resp.Request would show. Every check below would pass it as it
+		// is.
+		resp, err := t.next.RoundTrip(req)
+		if resp != nil {
+			resp.Request = req
+		}
+		return resp, err
+	}
 	dest := originOf(req.URL)
 	foreign := false
 	if req.Response != nil {

@@ -2,7 +2,6 @@ package retry
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"slices"
@@ -64,16 +63,16 @@ func (e *ReadTimeoutError) Timeout() bool { return true }
 func (e *ReadTimeoutError) Temporary() bool { return true }
 
 // readInAttempt reads resp's whole body, at most limit bytes (-1: no limit),
-// giving up when no data arrives for idle (<= 0: never). cancel aborts the
-// attempt's request, which unblocks a read stuck on a silent connection.
-// Each chunk that arrives marks tr. The body is always closed.
-func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel context.CancelCauseFunc, tr *liveness.Tracker) ([]byte, error) {
+// giving up when a read waits idle (<= 0: never) for data: the transport's
+// watchdog wd then closes the body, which unblocks a read stuck on a silent
+// connection, as for a body handed over (ADR 230). Each chunk that arrives
+// marks tr. The body is always closed.
+func readInAttempt(resp *http.Response, limit int64, idle time.Duration, wd *watchdog, born time.Time, tr *liveness.Tracker) ([]byte, error) {
 	defer resp.Body.Close()
-	var timer *time.Timer
-	if idle > 0 && cancel != nil {
-		// The error is made only when the watchdog fires: most reads end.
-		timer = time.AfterFunc(idle, func() { cancel(&ReadTimeoutError{After: idle}) })
-		defer timer.Stop()
+	var w *watched
+	if idle > 0 {
+		w = &watched{idle: idle, born: born, body: resp.Body}
+		defer wd.unwatch(w)
 	}
 	// The buffer grows with what arrives, never with what the server
 	// claims: a Content-Length is a promise, and a liar's promise of
@@ -91,7 +90,13 @@ func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel 
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, cap(buf))
 		}
+		if w != nil {
+			w.begin(wd)
+		}
 		n, err := resp.Body.Read(buf[len(buf):cap(buf)])
+		if w != nil && w.end() {
+			return nil, &ReadTimeoutError{After: idle} // the watchdog closed the body under the read
+		}
 		if n > 0 {
 			if limit >= 0 && int64(len(buf)+n) > limit {
 				return nil, &liveness.BodyTooLargeError{Limit: limit}
@@ -100,17 +105,11 @@ func readInAttempt(resp *http.Response, limit int64, idle time.Duration, cancel 
 			if tr != nil {
 				tr.Mark()
 			}
-			if timer != nil {
-				timer.Reset(idle)
-			}
 		}
 		if err == io.EOF {
 			return buf, nil
 		}
 		if err != nil {
-			if timer != nil && !timer.Stop() {
-				return nil, &ReadTimeoutError{After: idle} // the watchdog fired and aborted the read
-			}
 			return nil, err
 		}
 	}

@@ -39,7 +39,10 @@
 // carries an Idempotency-Key or the policy opts the method in.
 //
 // A body handed to the caller is watched: a read that waits longer than
-// [Policy.ReadTimeout] fails with a [*ReadTimeoutError]. A GET answered 200
+// [Policy.ReadTimeout] fails with a [*ReadTimeoutError]. One watchdog per
+// Transport watches every body, read inside the attempt or by the caller,
+// by closing a body whose read waited too long; a transport below must let
+// Close unblock a Read, as every net/http transport does. A GET answered 200
 // whose body breaks mid-way (a reset, an unexpected EOF, that timeout) is
 // continued inside Read with a Range request from the byte reached, guarded
 // by If-Range with the response's strong validator; only a 206 that proves

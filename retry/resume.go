@@ -71,17 +71,10 @@ type resumeState struct {
 	acceptEnc string // the Accept-Encoding continuations send
 	base      int64  // where the body starts in the resource: a caller's own "bytes=N-" answered 206
 	total     int64  // the body's length as the answers agree on it, -1 unknown
-	offset    int64  // bytes delivered to the caller
 	piece     int64  // the offset the current answer's new bytes began at
 	fails     int    // failed attempts since data last arrived
 	prevWait  time.Duration
 	resumes   int
-	// tail holds the last bytes delivered (tailLen of them, oldest
-	// first). A continuation asks for them again and must send them
-	// unchanged: a server that shifts the range or sends other bytes under
-	// a true-looking Content-Range is caught at the seam.
-	tail    [seamBytes]byte
-	tailLen int
 }
 
 // seamBytes is how many delivered bytes a continuation repeats.
@@ -93,26 +86,11 @@ const seamBytes = 16
 // server that needs relief, and one request per MiB costs it little.
 const atOnceBytes = 1 << 20
 
-// keep records p, just delivered, as the body's last bytes.
-func (r *resumeState) keep(p []byte) {
-	if len(p) >= seamBytes {
-		copy(r.tail[:], p[len(p)-seamBytes:])
-		r.tailLen = seamBytes
-		return
-	}
-	old := min(seamBytes-len(p), r.tailLen)
-	copy(r.tail[:old], r.tail[r.tailLen-old:r.tailLen])
-	copy(r.tail[old:], p)
-	r.tailLen = old + len(p)
-}
-
 func (r *resumeState) possible() bool { return r.validator != "" || r.why != "" }
 
-// short reports whether a continued body ended before its agreed length.
-func (r *resumeState) short() bool { return r.resumes > 0 && r.total >= 0 && r.offset < r.total }
-
-// resumable decides, when the response is handed over, whether its body may
-// be continued and with which validator. Resuming applies to a plain GET
+// resumable decides whether the body of resp, the response handed over, may
+// be continued and with which validator: at its first break, or when it is
+// handed over if nothing else would wrap it (ADR 232). Resuming applies to a plain GET
 // answered 200, on by default; within that, a body without a strong
 // validator, or one net/http decompressed, gets a reason to refuse instead.
 func (c *call) resumable(resp *http.Response) resumeState {
@@ -223,14 +201,13 @@ func resumeReason(k int64) string {
 // [*ResumeError] when the continuation cannot be proven the same body; and
 // io.EOF when the server says the body was already complete.
 func (b *streamBody) continueAfter(cause error) error {
-	c := &b.c
+	c, st := &b.r.c, &b.r.res
 	if err := c.ctx.Err(); err != nil {
 		return err
 	}
 	if b.isClosed() {
 		return cause
 	}
-	st := &b.res
 	if st.validator == "" {
 		if st.why == "" {
 			return cause
@@ -249,7 +226,7 @@ func (b *streamBody) continueAfter(cause error) error {
 	p := c.p
 	for {
 		st.fails++ // the attempt whose body broke, or a continuation that failed
-		k := st.offset
+		k := b.offset
 		var (
 			stop error
 			wait time.Duration
@@ -294,7 +271,7 @@ func (b *streamBody) continueAfter(cause error) error {
 		st.prevWait = wait
 		c.waited += wait
 
-		overlap := int64(st.tailLen)
+		overlap := int64(b.tailLen)
 		resp, sub, err := b.sendRange(ctx, k-overlap)
 		b.attempts += sub.Attempts
 		if err != nil {
@@ -339,7 +316,7 @@ func (b *streamBody) continueAfter(cause error) error {
 				cause = err // broken again before the seam: another continuation
 				continue
 			}
-			if !bytes.Equal(seam, st.tail[:st.tailLen]) {
+			if !bytes.Equal(seam, b.tail[:b.tailLen]) {
 				return b.refuse(fmt.Sprintf("the continuation's bytes %d-%d differ from those already received: the server sent other bytes than its Content-Range says",
 					st.base+k-overlap, st.base+k-1), resp.StatusCode, cause)
 			}
@@ -360,8 +337,7 @@ func (f readFunc) Read(p []byte) (int, error) { return f(p) }
 // Retry-After, pacing, the gate and the budget), marking the stream's
 // tracker.
 func (b *streamBody) sendRange(ctx context.Context, k int64) (*http.Response, Outcome, error) {
-	c := &b.c
-	st := &b.res
+	c, st := &b.r.c, &b.r.res
 	req := c.req.Clone(ctx)
 	req.Header.Set("Range", "bytes="+strconv.FormatInt(st.base+k, 10)+"-")
 	req.Header.Set("If-Range", st.validator)
@@ -378,7 +354,7 @@ func (b *streamBody) sendRange(ctx context.Context, k int64) (*http.Response, Ou
 // broken at byte k: done when a 416 says the body ended exactly there, why
 // when it cannot be trusted.
 func (b *streamBody) check(resp *http.Response, k, from int64) (done bool, why string) {
-	st := &b.res
+	st := &b.r.res
 	cr := resp.Header.Get("Content-Range")
 	switch code := resp.StatusCode; {
 	case code == http.StatusPartialContent:
@@ -390,7 +366,7 @@ func (b *streamBody) check(resp *http.Response, k, from int64) (done bool, why s
 		return false, fmt.Sprintf("416 with Content-Range %s, but the body was broken at byte %d", strconv.Quote(cr), k)
 	case code == http.StatusOK:
 		return false, "the server answered 200 with the whole body: it changed since the first answer, or ignores Range"
-	case b.c.p.RetryStatus(code):
+	case b.r.c.p.RetryStatus(code):
 		return false, ""
 	default:
 		return false, "the server answered " + strconv.Itoa(code) + " to the Range request"
@@ -493,11 +469,11 @@ func (b *streamBody) resumeContext() (context.Context, bool) {
 	if b.closed {
 		return nil, false
 	}
-	ctx, cancel := context.WithCancel(b.c.ctx)
-	if b.cancel != nil {
-		b.cancel()
+	ctx, cancel := context.WithCancel(b.r.c.ctx)
+	if b.r.cancel != nil {
+		b.r.cancel()
 	}
-	b.cancel = cancel
+	b.r.cancel = cancel
 	if liveness.From(ctx) != b.tr {
 		ctx = liveness.With(ctx, b.tr)
 	}
@@ -506,8 +482,8 @@ func (b *streamBody) resumeContext() (context.Context, bool) {
 
 // refuse records and reports a body that will not be continued.
 func (b *streamBody) refuse(why string, status int, cause error) error {
-	c := &b.c
-	err := &ResumeError{Method: method(c.req), URL: c.redacted(), Offset: b.res.offset, Reason: why, Status: status, Err: cause}
+	c := &b.r.c
+	err := &ResumeError{Method: method(c.req), URL: c.redacted(), Offset: b.offset, Reason: why, Status: status, Err: cause}
 	b.record(ErrResumeRefused, status, cause)
 	if c.p.Reporter != nil {
 		c.emit(progress.Event{Kind: progress.Stopped, Attempt: b.attempts, Status: status,
@@ -518,7 +494,7 @@ func (b *streamBody) refuse(why string, status int, cause error) error {
 
 // fail records and reports a continuation the policy ended.
 func (b *streamBody) fail(stop error, status int, cause error) error {
-	c := &b.c
+	c := &b.r.c
 	b.record(stop, status, cause)
 	if c.p.Reporter != nil {
 		c.emit(progress.Event{Kind: progress.Stopped, Attempt: b.attempts, Status: status, Err: errText(cause), Reason: stop.Error()})
@@ -528,13 +504,13 @@ func (b *streamBody) fail(stop error, status int, cause error) error {
 
 // record updates the caller's outcome after a continuation.
 func (b *streamBody) record(stop error, status int, cause error) {
-	out := b.c.out
+	out := b.r.c.out
 	if out == nil {
 		return
 	}
 	out.Attempts = b.attempts
-	out.Resumes = b.res.resumes
-	out.Waited = b.c.waited
+	out.Resumes = b.r.res.resumes
+	out.Waited = b.r.c.waited
 	if stop != nil || cause != nil {
 		out.Stop, out.Cause = stop, cause
 	}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/steadyhttp/steady/liveness"
@@ -16,29 +15,59 @@ import (
 // tracker when data arrives, and, when the response can prove a
 // continuation is the same body (a strong validator), continues a broken
 // body with a Range request (see resume.go) so that the caller reads on.
+// What only a continuation needs is allocated when one may be sent
+// (resumption), so a body read to its end carries little.
 type streamBody struct {
-	c        call // the call that produced the response, for continuations
-	idle     time.Duration
+	t        *Transport
+	from     origin            // the call that produced the response
 	tr       *liveness.Tracker // marked when data arrives; nil: none
 	attempts int               // attempts sent for this body so far
+	// first is the response handed over until the first break, which
+	// decides from it whether the body can be continued (ADR 232); nil
+	// once decided. dataAt is, while tr is nil, when data last arrived
+	// or, before any did, when the response was handed over (Unix ns):
+	// the tracker a continuation needs starts there.
+	first  *http.Response
+	dataAt int64
 
-	mu     sync.Mutex // guards rc, timer and closed against Close and the watchdog
+	mu     sync.Mutex // guards rc, closed and r against Close and the watchdog
 	rc     io.ReadCloser
-	timer  *time.Timer
 	closed bool
-	cancel context.CancelFunc // ends continuations in flight when the caller closes
 
-	// The watchdog is one timer per body, not one per read: a read only
-	// stamps when it started, and the timer, when it fires, closes the
-	// body if that read has waited idle, else sleeps for the rest.
-	born    time.Time    // the stamps' origin (monotonic)
-	reading atomic.Int64 // when the read in progress started, ns since born + 1; 0: none
-	armed   atomic.Bool  // the timer is set
-	expired atomic.Bool  // the watchdog closed the body under a read
+	// offset counts the bytes delivered to the caller; tail holds the last
+	// of them (tailLen, oldest first), which a continuation asks for again
+	// and must send unchanged: a server that shifts the range or sends
+	// other bytes under a true-looking Content-Range is caught at the seam.
+	tailLen uint8
+	offset  int64
+	tail    [seamBytes]byte
 
+	// w is the body's entry with the transport's watchdog (watch.go),
+	// which closes the current body (via current) when a read waits idle.
+	w watched
+
+	r      *resumption // set once decided, nil before
+	broken error       // a failure not yet acted on, delivered after the data read with it
+	err    error       // sticky: the body ended (io.EOF) or failed for good
+}
+
+// origin is what a continuation needs of the call that produced the
+// response; the call itself is rebuilt from it when one may be sent.
+type origin struct {
+	p      *Policy
+	req    *http.Request
+	ctx    context.Context
+	out    *Outcome
+	waited time.Duration
+	actx   context.Context // the attempt's context a tracer gave, for events
+}
+
+// resumption is a body's state once it was decided whether it can be
+// continued.
+type resumption struct {
+	c      call // the call that produced the response, for continuations
 	res    resumeState
-	broken error // a failure not yet acted on, delivered after the data read with it
-	err    error // sticky: the body ended (io.EOF) or failed for good
+	cancel context.CancelFunc // ends continuations in flight when the caller closes; under streamBody.mu
 }
 
 // handOver prepares resp for the caller: progress on a shared tracker, the
@@ -56,18 +85,77 @@ func (c *call) handOver(resp *http.Response, attempt int, shared, inAttempt bool
 		return
 	}
 	idle := max(c.p.ReadTimeout, 0)
-	res := c.resumable(resp)
-	if idle == 0 && !res.possible() && !shared {
-		return // nothing to watch: the body stays net/http's own
+	var res resumeState
+	if idle == 0 && !shared {
+		// Nothing to watch: only a body that can be continued is wrapped,
+		// so it is decided now; the others stay net/http's own.
+		if res = c.resumable(resp); !res.possible() {
+			return
+		}
 	}
-	b := &streamBody{c: *c, idle: idle, attempts: attempt, rc: resp.Body, res: res}
-	b.born = c.start // only the stamps' origin: any monotonic time will do
-	if shared {
+	b := &streamBody{t: c.t, attempts: attempt, rc: resp.Body,
+		from: origin{p: c.p, req: c.req, ctx: c.ctx, out: c.out, waited: c.waited, actx: c.actx}}
+	switch {
+	case shared:
 		b.tr = c.tracker
-	} else if res.validator != "" {
-		b.tr = liveness.New() // the stall budget of continuations measures from the first byte on
+		b.first = resp
+	case idle > 0:
+		// Watched in any case: whether the body can be continued is decided
+		// only if it breaks, so one read to its end never pays for it.
+		b.first = resp
+		b.dataAt = time.Now().UnixNano()
+	default:
+		b.r = &resumption{c: b.from.call(b.t, c.start), res: res}
+		if res.validator != "" {
+			b.tr = liveness.New() // the stall budget of continuations measures from the first byte on
+		}
 	}
+	b.w.idle = idle
+	b.w.born = c.start // the stamps' origin, and the call's start for a continuation
+	b.w.body = (*current)(b)
 	resp.Body = b
+}
+
+// call rebuilds the call o came from, which started at start, as far as a
+// continuation needs it.
+func (o *origin) call(t *Transport, start time.Time) call {
+	return call{t: t, p: o.p, req: o.req, ctx: o.ctx, out: o.out, waited: o.waited, actx: o.actx, start: start}
+}
+
+// decide settles, at the first break, whether the body can be continued,
+// from the response as it was handed over (ADR 232).
+func (b *streamBody) decide() {
+	r := &resumption{c: b.from.call(b.t, b.w.born)}
+	r.res = r.c.resumable(b.first)
+	b.first = nil
+	b.mu.Lock()
+	b.r = r
+	b.mu.Unlock()
+	if b.tr == nil && r.res.validator != "" {
+		// As if marked at every arrival: the stall budget of continuations
+		// measures from the last byte on.
+		b.tr = liveness.NewSince(time.Unix(0, b.dataAt))
+	}
+}
+
+// keep records p, just delivered, as the body's last bytes.
+func (b *streamBody) keep(p []byte) {
+	if len(p) >= seamBytes {
+		copy(b.tail[:], p[len(p)-seamBytes:])
+		b.tailLen = seamBytes
+		return
+	}
+	n := int(b.tailLen)
+	old := min(seamBytes-len(p), n)
+	copy(b.tail[:old], b.tail[n-old:n])
+	copy(b.tail[old:], p)
+	b.tailLen = uint8(old + len(p))
+}
+
+// short reports whether a continued body ended before its agreed length.
+func (b *streamBody) short() bool {
+	r := b.r
+	return r != nil && r.res.resumes > 0 && r.res.total >= 0 && b.offset < r.res.total
 }
 
 func (b *streamBody) Read(p []byte) (int, error) {
@@ -77,6 +165,9 @@ func (b *streamBody) Read(p []byte) (int, error) {
 		}
 		if cause := b.broken; cause != nil {
 			b.broken = nil
+			if b.first != nil {
+				b.decide()
+			}
 			if err := b.continueAfter(cause); err != nil {
 				b.err = err // io.EOF when the server proved the body complete
 				b.closeCurrent()
@@ -85,36 +176,42 @@ func (b *streamBody) Read(p []byte) (int, error) {
 			continue
 		}
 		n, err := b.readOnce(p)
-		if st := &b.res; n > 0 && st.resumes > 0 && st.total >= 0 && st.offset+int64(n) > st.total {
+		r := b.r
+		if n > 0 && r != nil && r.res.resumes > 0 && r.res.total >= 0 && b.offset+int64(n) > r.res.total {
 			// A continuation sent more than the length its Content-Range
 			// agreed on: the excess is not the body's.
-			n = int(st.total - st.offset)
-			st.offset += int64(n)
+			n = int(r.res.total - b.offset)
+			b.offset += int64(n)
 			b.err = b.refuse("the continuation sent more bytes than the body's length", http.StatusPartialContent, nil)
 			b.closeCurrent()
 			return n, nil
 		}
 		if n > 0 {
-			if b.res.validator != "" {
-				b.res.keep(p[:n])
+			if b.first != nil || r != nil && r.res.validator != "" {
+				b.keep(p[:n])
 			}
-			b.res.offset += int64(n)
-			b.res.fails = 0
+			b.offset += int64(n)
+			if r != nil {
+				r.res.fails = 0
+			}
 			if b.tr != nil {
 				b.tr.Mark()
+			} else if b.first != nil {
+				b.dataAt = time.Now().UnixNano()
 			}
 		}
-		switch {
-		case err == nil:
+		if err == nil {
 			return n, nil
-		case err == io.EOF && b.res.short():
+		}
+		if err == io.EOF {
+			if !b.short() {
+				b.err = io.EOF
+				b.unwatch()
+				return n, io.EOF
+			}
 			// A continuation's answer ended before the length every answer
 			// agreed on: it is a break like any other.
 			err = io.ErrUnexpectedEOF
-		case err == io.EOF:
-			b.err = io.EOF
-			b.stopTimer()
-			return n, io.EOF
 		}
 		b.broken = err
 		if n > 0 {
@@ -127,76 +224,40 @@ func (b *streamBody) Read(p []byte) (int, error) {
 // waits idle has its body closed under it, which net/http turns into a
 // failed read at once.
 func (b *streamBody) readOnce(p []byte) (int, error) {
-	if b.idle <= 0 {
+	if b.w.idle <= 0 {
 		return b.rc.Read(p)
 	}
-	if !b.armed.Load() && b.armed.CompareAndSwap(false, true) {
-		b.mu.Lock()
-		if b.timer == nil {
-			b.timer = time.AfterFunc(b.idle, b.watch)
-		} else {
-			b.timer.Reset(b.idle)
-		}
-		b.mu.Unlock()
-	}
-	b.reading.Store(b.now())
+	b.w.begin(b.t.watch)
 	n, err := b.rc.Read(p)
-	b.reading.Store(0)
-	if b.expired.Swap(false) {
-		return n, &ReadTimeoutError{After: b.idle}
+	if b.w.end() {
+		return n, &ReadTimeoutError{After: b.w.idle}
 	}
 	return n, err
 }
 
-func (b *streamBody) now() int64 { return int64(time.Since(b.born)) + 1 }
+// current is what the watchdog closes: the body in use, not the stream,
+// which may continue it.
+type current streamBody
 
-// watch is the watchdog: it closes the body a read has waited on for idle,
-// sleeps for the rest of idle when a read is younger, and disarms when no
-// read is in progress (the next read arms it again).
-func (b *streamBody) watch() {
-	start := b.reading.Load()
-	if start == 0 {
-		b.armed.Store(false)
-		// A read that began meanwhile saw the timer armed and did not set
-		// it: set it for that read.
-		if b.reading.Load() != 0 && b.armed.CompareAndSwap(false, true) {
-			b.resetTimer(b.idle)
-		}
-		return
-	}
-	if waited := time.Duration(b.now() - start); waited < b.idle {
-		b.resetTimer(b.idle - waited)
-		return
-	}
-	b.expired.Store(true)
+func (c *current) Close() error {
+	b := (*streamBody)(c)
 	b.mu.Lock()
 	rc := b.rc
 	b.mu.Unlock()
-	rc.Close()
-	b.armed.Store(false)
+	return rc.Close()
 }
 
-func (b *streamBody) resetTimer(d time.Duration) {
-	b.mu.Lock()
-	if b.timer != nil && !b.closed {
-		b.timer.Reset(d)
+// unwatch takes the body off the watchdog's list: it ended or was closed.
+func (b *streamBody) unwatch() {
+	if b.w.idle > 0 {
+		b.t.watch.unwatch(&b.w)
 	}
-	b.mu.Unlock()
-}
-
-func (b *streamBody) stopTimer() {
-	b.mu.Lock()
-	if b.timer != nil {
-		b.timer.Stop()
-	}
-	b.armed.Store(false) // the next read, if any, arms it again
-	b.mu.Unlock()
 }
 
 // closeCurrent closes the body in use after a failure, so its connection is
 // not held while the caller decides what to do.
 func (b *streamBody) closeCurrent() {
-	b.stopTimer()
+	b.unwatch()
 	b.mu.Lock()
 	rc := b.rc
 	b.mu.Unlock()
@@ -207,11 +268,13 @@ func (b *streamBody) closeCurrent() {
 func (b *streamBody) Close() error {
 	b.mu.Lock()
 	b.closed = true
-	rc, t, cancel := b.rc, b.timer, b.cancel
-	b.mu.Unlock()
-	if t != nil {
-		t.Stop()
+	rc := b.rc
+	var cancel context.CancelFunc
+	if b.r != nil {
+		cancel = b.r.cancel
 	}
+	b.mu.Unlock()
+	b.unwatch()
 	if cancel != nil {
 		cancel()
 	}

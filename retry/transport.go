@@ -23,6 +23,10 @@ type Transport struct {
 	invalid  error
 	pacer    Pacer
 	policies policyCache // the last RateLimit-Policy read
+	// watch bounds the reads of the bodies read or handed over. Its own
+	// allocation: a timer left set past the last body keeps it, not the
+	// transport, alive until it fires.
+	watch *watchdog
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -35,7 +39,7 @@ func New(next http.RoundTripper, p Policy) *Transport {
 	if next == nil {
 		next = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	t := &Transport{next: next, raw: p, policy: p.withDefaults(), invalid: p.Validate()}
+	t := &Transport{next: next, raw: p, policy: p.withDefaults(), invalid: p.Validate(), watch: new(watchdog)}
 	t.pacer.MaxHold = t.policy.MaxRetryAfter
 	return t
 }
@@ -139,16 +143,20 @@ func (c *call) run() (*http.Response, error) {
 		c.ensureTracker()
 	}
 
-	// Whether a failed attempt may be re-sent at all, and why not.
+	// Whether a failed attempt may be re-sent at all, and why not. The
+	// caller's Idempotency-Key is looked up only where it can change that:
+	// it makes re-sendable a method the policy does not re-send, and spares
+	// a method that is not idempotent the key generated, one for every
+	// attempt, when the policy opts the method in.
 	var idemKey string
-	if v := req.Header["Idempotency-Key"]; len(v) > 0 { // canonical already: no allocation, no folding
-		idemKey = v[0]
-	}
-	resendable := idemKey != "" || p.allowsMethod(req.Method)
-	if resendable && idemKey == "" && !idempotentMethod(req.Method) {
-		idemKey = newIdempotencyKey() // opted in by policy: one key for every attempt
-	} else {
-		idemKey = ""
+	resendable := p.allowsMethod(req.Method)
+	if idempotent := idempotentMethod(req.Method); !resendable || !idempotent {
+		v := req.Header["Idempotency-Key"] // canonical already: no allocation, no folding
+		callerKey := len(v) > 0 && v[0] != ""
+		if resendable && !callerKey {
+			idemKey = newIdempotencyKey()
+		}
+		resendable = resendable || callerKey
 	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	whyNot := ""
@@ -195,7 +203,7 @@ func (c *call) run() (*http.Response, error) {
 		if c.tracer != nil {
 			c.startAttempt(attempt)
 		}
-		areq, cancel, err := c.attemptRequest(attempt, idemKey, inAttempt)
+		areq, err := c.attemptRequest(attempt, idemKey)
 		if err != nil {
 			if gate != nil {
 				gate.Release(1)
@@ -224,7 +232,7 @@ func (c *call) run() (*http.Response, error) {
 			resp.StatusCode == http.StatusForbidden && rateLimit403(resp.Header))
 		if inAttempt && err == nil && !retryStatus {
 			var data []byte
-			data, err = readInAttempt(resp, bodyLimit, p.ReadTimeout, cancel, c.tracker)
+			data, err = readInAttempt(resp, bodyLimit, p.ReadTimeout, c.t.watch, c.start, c.tracker)
 			if err != nil {
 				resp = nil
 			} else {
@@ -238,12 +246,10 @@ func (c *call) run() (*http.Response, error) {
 			gate.Release(1)
 		}
 		if err != nil && c.ctx.Err() != nil {
-			cancelAttempt(cancel)
 			return nil, c.canceled(attempt, false)
 		}
 		if err == nil && !retryStatus {
 			// Accepted on its merits: a success or a status not re-sent.
-			cancelAttempt(cancel)
 			if (p.Pace || rep != nil) && c.acceptQuota(resp, attempt, route, sent, shared, inAttempt) {
 				return resp, nil
 			}
@@ -289,7 +295,6 @@ func (c *call) run() (*http.Response, error) {
 				}
 			}
 		}
-		cancelAttempt(cancel)
 		switch {
 		case !canRetry:
 			stop = ErrNotRetryable
@@ -401,20 +406,16 @@ func (c *call) run() (*http.Response, error) {
 
 // attemptRequest returns the request for one attempt: the caller's own
 // request when nothing about it changes, else a copy with a fresh body, the
-// idempotency key, or a context the transport can cancel for a body read
-// inside the attempt. The caller's request is never modified.
-func (c *call) attemptRequest(attempt int, idemKey string, inAttempt bool) (*http.Request, context.CancelCauseFunc, error) {
+// idempotency key, or the context a tracer gave the attempt. The caller's
+// request is never modified.
+func (c *call) attemptRequest(attempt int, idemKey string) (*http.Request, error) {
 	req := c.req
-	if attempt == 1 && idemKey == "" && !inAttempt && c.actx == nil {
-		return req, nil, nil
+	if attempt == 1 && idemKey == "" && c.actx == nil {
+		return req, nil
 	}
-	var cancel context.CancelCauseFunc
 	ctx := c.ctx
 	if c.actx != nil {
 		ctx = c.actx
-	}
-	if inAttempt {
-		ctx, cancel = context.WithCancelCause(ctx)
 	}
 	r := req.WithContext(ctx)
 	if idemKey != "" {
@@ -427,18 +428,11 @@ func (c *call) attemptRequest(attempt int, idemKey string, inAttempt bool) (*htt
 	if attempt > 1 && req.Body != nil && req.Body != http.NoBody {
 		body, err := req.GetBody()
 		if err != nil {
-			cancelAttempt(cancel)
-			return nil, nil, fmt.Errorf("replaying the request body: %w", err)
+			return nil, fmt.Errorf("replaying the request body: %w", err)
 		}
 		r.Body = body
 	}
-	return r, cancel, nil
-}
-
-func cancelAttempt(cancel context.CancelCauseFunc) {
-	if cancel != nil {
-		cancel(nil)
-	}
+	return r, nil
 }
 
 // sleep waits d or until the caller's context ends.

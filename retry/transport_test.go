@@ -262,6 +262,10 @@ func TestMethods(t *testing.T) {
 		{"PATCH is sent once", "PATCH", "", nil, status(503), 1, false},
 		{"POST with Idempotency-Key is re-sent", "POST", "caller-key-1", nil, status(503), 3, false},
 		{"POST opted in by policy gets one generated key", "POST", "", []string{"GET", "post"}, status(503), 3, true},
+		{"POST opted in keeps the caller's key", "POST", "caller-key-2", []string{"POST"}, status(503), 3, false},
+		{"PUT the policy leaves out is sent once", "PUT", "", []string{"GET"}, status(503), 1, false},
+		{"PUT the policy leaves out is re-sent with a key", "PUT", "caller-key-3", []string{"GET"}, status(503), 3, false},
+		{"GET never gets a generated key", "GET", "", []string{"GET", "POST"}, status(503), 3, false},
 		{"PUT is idempotent", "PUT", "", nil, status(503), 3, false},
 		{"DELETE is idempotent", "DELETE", "", nil, status(503), 3, false},
 		{"POST refused before any byte left is re-sent", "POST", "", nil, fail(refused), 3, false},
@@ -577,8 +581,10 @@ func TestBodyReadInsideAttempt(t *testing.T) {
 	t.Run("stall mid-body ends at the read timeout and is re-sent", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			stall := func(r *http.Request) (*http.Response, error) {
+				// Silent after a few bytes until closed, as a net/http body
+				// is: the watchdog closes it (ADR 230).
 				resp := respond(r, 200, nil, "")
-				resp.Body = io.NopCloser(io.MultiReader(strings.NewReader("partial"), ctxReader{r.Context()}))
+				resp.Body = &lateStall{closed: make(chan struct{})}
 				return resp, nil
 			}
 			s := &script{steps: []func(*http.Request) (*http.Response, error){stall, status(200)}}
@@ -599,14 +605,6 @@ func TestBodyReadInsideAttempt(t *testing.T) {
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
-
-// ctxReader blocks until its context ends, like a silent connection.
-type ctxReader struct{ ctx context.Context }
-
-func (r ctxReader) Read([]byte) (int, error) {
-	<-r.ctx.Done()
-	return 0, r.ctx.Err()
-}
 
 func TestResponseBodyReadsAreProgress(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
