@@ -116,11 +116,7 @@ func parseQuota(f quotaFields, now time.Time, policies *policyCache) (q Quota, o
 	h := f.h
 	var best quotaPick
 	for _, v := range f.rateLimit {
-		sep := byte(';')
-		if strings.IndexByte(v, ';') < 0 {
-			sep = ',' // the older `limit=100, remaining=0, reset=30`: one quota
-		}
-		parseRateLimit(v, sep, &best)
+		readRateLimit(v, &best)
 	}
 	if len(f.remaining) > 0 {
 		best.consider(parseSplitFields(h, f.remaining[0], "Ratelimit-Reset", "Ratelimit-Limit", "", now))
@@ -203,14 +199,108 @@ func parsePolicy(values []string, name string, said int64) (limit int64, window 
 	return limit, window
 }
 
-// parseRateLimit reads the quotas of one RateLimit field value, members
-// separated by sep and list items by ',', into best. It reads each byte
-// once and allocates nothing: it runs on every response.
-func parseRateLimit(v string, sep byte, best *quotaPick) {
+// readRateLimit reads the quotas of one RateLimit field value into best:
+// the form of one structured quota every response of a limited API
+// carries (`"name"; r=37; t=4`) at once, any other with parseRateLimit.
+func readRateLimit(v string, best *quotaPick) {
+	if rem, reset, name, ok := quickRateLimit(v); ok {
+		if rem >= 0 && (!best.ok || rem < best.q.Remaining || (rem == best.q.Remaining && reset > best.q.Reset)) {
+			best.q, best.ok = Quota{Remaining: rem, Reset: reset, Name: name}, true
+		}
+		return
+	}
+	sep := byte(';')
+	if strings.IndexByte(v, ';') < 0 {
+		sep = ',' // the older `limit=100, remaining=0, reset=30`: one quota
+	}
+	parseRateLimit(v, sep, best)
+}
+
+// quickRateLimit reads v when it is one structured quota in its plainest
+// form: a quoted name, then `; key=digits` members, white space allowed
+// around the semicolons. ok is false for anything else, which is then
+// parseRateLimit's to read; on what it accepts the two agree. rem is -1
+// when no `r` was given.
+func quickRateLimit(v string) (rem int64, reset time.Duration, name string, ok bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return 0, 0, "", false
+	}
+	j := strings.IndexByte(v[1:], '"')
+	if j < 0 {
+		return 0, 0, "", false
+	}
+	name, rem = v[1:1+j], -1
 	n := len(v)
-	c, first := Quota{Remaining: -1}, true
-	for i := 0; i < n; {
+	for i := j + 2; ; {
 		for i < n && (v[i] == ' ' || v[i] == '\t') {
+			i++
+		}
+		if i == n {
+			return rem, reset, name, true
+		}
+		if v[i] != ';' {
+			return 0, 0, "", false
+		}
+		for i++; i < n && (v[i] == ' ' || v[i] == '\t'); i++ {
+		}
+		// A key of one byte that ends nothing, '=', and digits.
+		if i+2 >= n || rlClass[v[i]] != 0 || v[i+1] != '=' {
+			return 0, 0, "", false
+		}
+		key := v[i] | 0x20
+		i += 2
+		ds, num := i, int64(0)
+		for ; i < n && v[i]-'0' <= 9; i++ {
+			num = num*10 + int64(v[i]-'0')
+		}
+		if i == ds || i-ds > 18 {
+			return 0, 0, "", false
+		}
+		switch key {
+		case 'r':
+			rem = num
+		case 't':
+			if num <= int64(MaxQuotaPeriod/time.Second) {
+				reset = time.Duration(num) * time.Second
+			}
+		}
+	}
+}
+
+// Byte classes of the RateLimit parser: one table load tells what a byte
+// may end.
+const (
+	rlOWS   = 1 << iota // space or tab
+	rlQuote             // '"'
+	rlEq                // '=': ends a member's key
+	rlComma             // ',': ends a member, and a list item of the structured form
+	rlSemi              // ';': ends a member of the structured form
+)
+
+var rlClass = [256]uint8{' ': rlOWS, '\t': rlOWS, '"': rlQuote, '=': rlEq, ',': rlComma, ';': rlSemi}
+
+// parseRateLimit reads the quotas of one RateLimit field value into best.
+// With sep ';' (the structured form) members are separated by ';' and list
+// items, one quota each, by ','; with sep ',' (the older `limit=100,
+// remaining=0, reset=30`) the value is one quota of ','-separated members.
+// A member is key=value, or, first in its item, the quota's name; a quoted
+// name may hold any separator. Values are up to 18 digits, optionally
+// quoted and surrounded by white space; a member otherwise malformed is
+// skipped, not its item.
+//
+// It runs on every response of a paced transport: it reads each byte once,
+// keeps its item in locals and allocates nothing. refParseRateLimit, the
+// plainer parser it replaced, is kept with the tests, which check that both
+// agree on every input.
+func parseRateLimit(v string, sep byte, best *quotaPick) {
+	keyEnd, valEnd, itemEnd := uint8(rlEq|rlComma), uint8(rlComma), uint8(0)
+	if sep == ';' {
+		keyEnd, valEnd, itemEnd = rlEq|rlComma|rlSemi, rlComma|rlSemi, rlComma
+	}
+	n := len(v)
+	rem, reset, limit, name, first := int64(-1), time.Duration(0), int64(0), "", true
+	for i := 0; i < n; {
+		for i < n && rlClass[v[i]]&rlOWS != 0 {
 			i++
 		}
 		ks := i
@@ -221,60 +311,64 @@ func parseRateLimit(v string, sep byte, best *quotaPick) {
 				i = n
 			}
 		}
-		for i < n && v[i] != '=' && v[i] != sep && v[i] != ',' {
+		for i < n && rlClass[v[i]]&keyEnd == 0 {
 			i++
 		}
-		ke := min(i, n)
-		for ke > ks && (v[ke-1] == ' ' || v[ke-1] == '\t') {
+		ke := i
+		for ke > ks && rlClass[v[ke-1]]&rlOWS != 0 {
 			ke--
 		}
 		if i < n && v[i] == '=' {
-			i++
-			for i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == '"') {
-				i++
+			for i++; i < n && rlClass[v[i]]&(rlOWS|rlQuote) != 0; i++ {
 			}
-			var num int64
-			digits := 0
-			for ; i < n && v[i] >= '0' && v[i] <= '9'; i++ {
-				if digits < 18 {
+			ds, num := i, int64(0)
+			for ; i < n && v[i]-'0' <= 9; i++ {
+				if i-ds < 18 {
 					num = num*10 + int64(v[i]-'0')
 				}
-				digits++
 			}
-			valid := digits > 0 && digits <= 18
-			for ; i < n && v[i] != sep && v[i] != ','; i++ {
-				if b := v[i]; b != ' ' && b != '\t' && b != '"' {
+			valid := i > ds && i-ds <= 18
+			for ; i < n && rlClass[v[i]]&valEnd == 0; i++ {
+				if rlClass[v[i]]&(rlOWS|rlQuote) == 0 {
 					valid = false
 				}
 			}
 			if valid {
-				c.apply(v[ks:ke], num)
+				switch k := v[ks:ke]; len(k) {
+				case 1:
+					switch k[0] | 0x20 {
+					case 'r':
+						rem = num
+					case 't':
+						if num <= int64(MaxQuotaPeriod/time.Second) {
+							reset = time.Duration(num) * time.Second
+						}
+					}
+				case 5:
+					if isKey(k, "reset") {
+						if num <= int64(MaxQuotaPeriod/time.Second) {
+							reset = time.Duration(num) * time.Second
+						}
+					} else if isKey(k, "limit") && num > 0 && num <= maxQuotaLimit {
+						limit = num
+					}
+				case 9:
+					if isKey(k, "remaining") {
+						rem = num
+					}
+				}
 			}
 		} else if first {
-			c.Name = unquote(v[ks:ke])
+			name = unquote(v[ks:ke])
 		}
 		first = false
-		end := i >= n || (sep == ';' && v[i] == ',')
+		last := i >= n || rlClass[v[i]]&itemEnd != 0
 		i++
-		if end {
-			best.consider(c)
-			c, first = Quota{Remaining: -1}, true
-		}
-	}
-}
-
-// apply sets the member key=n of a RateLimit item.
-func (c *Quota) apply(key string, n int64) {
-	switch {
-	case isKey(key, "r") || isKey(key, "remaining"):
-		c.Remaining = n
-	case isKey(key, "t") || isKey(key, "reset"):
-		if d := seconds(n); d <= MaxQuotaPeriod {
-			c.Reset = d
-		}
-	case isKey(key, "limit"):
-		if n > 0 && n <= maxQuotaLimit {
-			c.Limit = n
+		if last {
+			if rem >= 0 && (!best.ok || rem < best.q.Remaining || (rem == best.q.Remaining && reset > best.q.Reset)) {
+				best.q, best.ok = Quota{Remaining: rem, Reset: reset, Limit: limit, Name: name}, true
+			}
+			rem, reset, limit, name, first = -1, 0, 0, "", true
 		}
 	}
 }
