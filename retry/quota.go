@@ -50,25 +50,30 @@ func ParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
 	if !found {
 		return Quota{Remaining: -1}, false
 	}
-	return parseQuota(f, now, nil)
+	var best quotaPick
+	if parseQuota(f, now, nil, &best); !best.ok {
+		return Quota{Remaining: -1}, false
+	}
+	return best.q, true
 }
 
-// parseSplitFields reads a quota given in separate fields: remaining, and
-// the fields named reset, limit and resource (when not "").
-func parseSplitFields(h http.Header, remaining, reset, limit, resource string, now time.Time) Quota {
+// pickSplit considers the quota given in separate fields: remaining, and
+// the fields named reset and limit. The limit is looked up only for a
+// quota that wins; the caller names it.
+func (p *quotaPick) pickSplit(h http.Header, remaining, reset, limit string, now time.Time) bool {
 	rem, found := parseCount(remaining)
 	if !found {
-		return Quota{Remaining: -1}
+		return false
 	}
-	c := Quota{Remaining: rem}
-	c.Reset, c.ResetUnix = parseReset(firstOf(h[reset]), now)
+	d, unix := parseReset(firstOf(h[reset]), now)
+	if p.ok && (rem > p.q.Remaining || (rem == p.q.Remaining && d <= p.q.Reset)) {
+		return false
+	}
+	p.q, p.ok, p.resource = Quota{Remaining: rem, Reset: d, ResetUnix: unix}, true, false
 	if n, ok := parseCount(firstOf(h[limit])); ok && n > 0 && n <= maxQuotaLimit {
-		c.Limit = n
+		p.q.Limit = n
 	}
-	if resource != "" {
-		c.Name = trimOWS(firstOf(h[resource]))
-	}
-	return c
+	return true
 }
 
 // quotaFields are the fields that say a response carries a quota, looked
@@ -112,32 +117,57 @@ func (c *policyCache) parse(values []string, name string, said int64) (int64, ti
 	return limit, window
 }
 
-func parseQuota(f quotaFields, now time.Time, policies *policyCache) (q Quota, ok bool) {
-	h := f.h
-	var best quotaPick
+// parseQuota reads the quota of the fields f found into best, which is
+// filled in place (ok set when a quota was found).
+func parseQuota(f quotaFields, now time.Time, policies *policyCache, best *quotaPick) {
+	if pickQuota(f, now, best); best.ok {
+		settleQuota(f, policies, best, true)
+	}
+}
+
+// pickQuota reads the quota of the fields f found into best, but for what
+// settleQuota reads: all that a response's event needs.
+func pickQuota(f quotaFields, now time.Time, best *quotaPick) {
 	for _, v := range f.rateLimit {
-		readRateLimit(v, &best)
+		readRateLimit(v, best)
 	}
 	if len(f.remaining) > 0 {
-		best.consider(parseSplitFields(h, f.remaining[0], "Ratelimit-Reset", "Ratelimit-Limit", "", now))
+		best.pickSplit(f.h, f.remaining[0], "Ratelimit-Reset", "Ratelimit-Limit", now)
 	}
-	if len(f.xRemaining) > 0 {
-		best.consider(parseSplitFields(h, f.xRemaining[0], "X-Ratelimit-Reset", "X-Ratelimit-Limit", "X-Ratelimit-Resource", now))
+	if len(f.xRemaining) > 0 && best.pickSplit(f.h, f.xRemaining[0], "X-Ratelimit-Reset", "X-Ratelimit-Limit", now) {
+		best.resource = true
 	}
-	if !best.ok {
-		return Quota{Remaining: -1}, false
+}
+
+// settleQuota reads what pickQuota left: the quota's RateLimit-Policy and,
+// for a quota of X-RateLimit fields, its name (X-RateLimit-Resource), by
+// which a policy's item is matched. The name is read when a policy needs it
+// or named is set; nameQuota reads it later. The transport, which calls
+// them on every response of a limited API, reads the name only for a pacer
+// that takes note of the quota.
+func settleQuota(f quotaFields, policies *policyCache, best *quotaPick, named bool) {
+	values := f.h["Ratelimit-Policy"]
+	if named || len(values) > 0 {
+		nameQuota(f, best)
 	}
-	if values := h["Ratelimit-Policy"]; len(values) > 0 {
+	if len(values) > 0 {
 		if limit, window := policies.parse(values, best.q.Name, best.q.Limit); limit > 0 {
 			best.q.Limit, best.q.Window = limit, window
 		}
 	}
-	return best.q, true
+}
+
+// nameQuota sets the name of a quota of X-RateLimit fields, when not set.
+func nameQuota(f quotaFields, best *quotaPick) {
+	if best.resource {
+		best.q.Name, best.resource = trimOWS(firstOf(f.h["X-Ratelimit-Resource"])), false
+	}
 }
 
 type quotaPick struct {
-	q  Quota
-	ok bool
+	q        Quota
+	ok       bool
+	resource bool // q is of X-RateLimit fields, named by nameQuota
 }
 
 func (p *quotaPick) consider(c Quota) {
@@ -483,11 +513,15 @@ func seconds(n int64) time.Duration {
 // 10^8 or more (unix is then set). A reset beyond MaxQuotaPeriod, or
 // malformed, is 0: not said.
 func parseReset(v string, now time.Time) (d time.Duration, unix bool) {
-	v = trimOWS(v)
-	whole, frac, _ := strings.Cut(v, ".")
-	n, ok := parseCount(whole)
+	// The common field is bare digits: read them in one pass.
+	n, ok := decimal(v)
+	var frac string
 	if !ok {
-		return 0, false
+		var whole string
+		whole, frac, _ = strings.Cut(trimOWS(v), ".")
+		if n, ok = parseCount(whole); !ok {
+			return 0, false
+		}
 	}
 	var f time.Duration
 	if frac != "" {

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -124,6 +125,142 @@ func FuzzRateLimitAgainstReference(f *testing.F) {
 			refParseRateLimit(v, sep, &want)
 			if got != want {
 				t.Fatalf("after a quota, parseRateLimit(%q, %q) = %+v; the reference reads %+v", v, sep, got, want)
+			}
+		}
+	})
+}
+
+// refParseSplitFields, as refParseQuota, reads a quota given in separate fields: remaining, and
+// the fields named reset, limit and resource (when not "").
+func refParseSplitFields(h http.Header, remaining, reset, limit, resource string, now time.Time) Quota {
+	rem, found := parseCount(remaining)
+	if !found {
+		return Quota{Remaining: -1}
+	}
+	c := Quota{Remaining: rem}
+	c.Reset, c.ResetUnix = refParseReset(firstOf(h[reset]), now)
+	if n, ok := parseCount(firstOf(h[limit])); ok && n > 0 && n <= maxQuotaLimit {
+		c.Limit = n
+	}
+	if resource != "" {
+		c.Name = trimOWS(firstOf(h[resource]))
+	}
+	return c
+}
+
+// refParseQuota is ParseQuota as it was before its fields were read in
+// stages, kept as the reference the tests hold it to: clear rather than
+// fast.
+func refParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
+	f, found := lookupQuota(h)
+	if !found {
+		return Quota{Remaining: -1}, false
+	}
+	var policies *policyCache // none: every policy parsed
+	var best quotaPick
+	for _, v := range f.rateLimit {
+		sep := byte(';')
+		if strings.IndexByte(v, ';') < 0 {
+			sep = ',' // the older `limit=100, remaining=0, reset=30`: one quota
+		}
+		refParseRateLimit(v, sep, &best)
+	}
+	if len(f.remaining) > 0 {
+		best.consider(refParseSplitFields(h, f.remaining[0], "Ratelimit-Reset", "Ratelimit-Limit", "", now))
+	}
+	if len(f.xRemaining) > 0 {
+		best.consider(refParseSplitFields(h, f.xRemaining[0], "X-Ratelimit-Reset", "X-Ratelimit-Limit", "X-Ratelimit-Resource", now))
+	}
+	if !best.ok {
+		return Quota{Remaining: -1}, false
+	}
+	if values := h["Ratelimit-Policy"]; len(values) > 0 {
+		if limit, window := policies.parse(values, best.q.Name, best.q.Limit); limit > 0 {
+			best.q.Limit, best.q.Window = limit, window
+		}
+	}
+	return best.q, true
+}
+
+// refParseReset, as refParseQuota, reads a reset: decimal seconds until it, or a Unix time when
+// 10^8 or more (unix is then set). A reset beyond MaxQuotaPeriod, or
+// malformed, is 0: not said.
+func refParseReset(v string, now time.Time) (d time.Duration, unix bool) {
+	v = trimOWS(v)
+	whole, frac, _ := strings.Cut(v, ".")
+	n, ok := parseCount(whole)
+	if !ok {
+		return 0, false
+	}
+	var f time.Duration
+	if frac != "" {
+		scale := time.Second
+		for i := 0; i < len(frac); i++ {
+			c := frac[i]
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			scale /= 10
+			f += time.Duration(c-'0') * scale
+		}
+	}
+	if n >= 1e8 { // a Unix time, as some services send: no quota window lasts three years
+		if n > 1e12 {
+			return 0, false
+		}
+		d, unix = max(time.Duration(n)*time.Second+f-time.Duration(now.UnixNano()), 0), frac == ""
+	} else {
+		d = time.Duration(n)*time.Second + f
+	}
+	if d > MaxQuotaPeriod {
+		return 0, false
+	}
+	return d, unix
+}
+
+// ParseQuota must read every header as refParseQuota does, and the
+// transport's reading in stages (pickQuota, settleQuota, nameQuota) must
+// give the pacer the same quota, and its events the same remaining count
+// and reset, whatever the fields say.
+func FuzzQuotaAgainstReference(f *testing.F) {
+	f.Add(`"50-in-5sec"; r=37; t=4`, `"50-in-5sec"; q=50; w=5; pk=:YWJj:`, "", "", "", "", "")
+	f.Add("", "", "4987", "1800000060", "5000", "core", "")
+	f.Add("limit=25, remaining=15, reset=3", "25;w=3", "0", "1800000001", "10", "", "")
+	f.Add(`"a";r=0;t=1`, `"b";q=1000;w=3600, "core";q=10;w=1`, "0", " 1.5 ", `"10"`, " core ", "7")
+	f.Add("", "50;w=5", "", "", "", "", "0")
+	f.Fuzz(func(t *testing.T, rl, policy, rem, reset, limit, resource, splitRem string) {
+		h := http.Header{}
+		for k, v := range map[string]string{"Ratelimit": rl, "Ratelimit-Policy": policy, "X-Ratelimit-Remaining": rem,
+			"X-Ratelimit-Reset": reset, "X-Ratelimit-Limit": limit, "X-Ratelimit-Resource": resource,
+			"Ratelimit-Remaining": splitRem, "Ratelimit-Reset": reset, "Ratelimit-Limit": limit} {
+			if v != "" {
+				h[k] = []string{v}
+			}
+		}
+		now := time.Unix(1_800_000_000, 0)
+		got, ok := ParseQuota(h, now)
+		want, wantOK := refParseQuota(h, now)
+		if got != want || ok != wantOK {
+			t.Fatalf("ParseQuota(%v) = %+v, %v; the reference reads %+v, %v", h, got, ok, want, wantOK)
+		}
+		fields, found := lookupQuota(h)
+		if !found {
+			return
+		}
+		var p policyCache
+		for _, named := range []bool{false, true} {
+			var staged quotaPick
+			pickQuota(fields, now, &staged)
+			if staged.ok != wantOK || (wantOK && (staged.q.Remaining != want.Remaining || staged.q.Reset != want.Reset)) {
+				t.Fatalf("pickQuota(%v) = %+v; the reference reads %+v, %v", h, staged, want, wantOK)
+			}
+			if !staged.ok {
+				continue
+			}
+			settleQuota(fields, &p, &staged, named)
+			nameQuota(fields, &staged)
+			if staged.q != want {
+				t.Fatalf("in stages (named %v), %v reads %+v; the reference reads %+v", named, h, staged.q, want)
 			}
 		}
 	})

@@ -524,13 +524,14 @@ func (c *call) acceptQuota(resp *http.Response, attempt int, route string, sent 
 	if !found {
 		return false
 	}
-	q, at, ok := c.readQuota(f, route, sent)
+	var q quotaPick
+	at := c.readQuota(f, route, sent, &q)
 	c.handOver(resp, attempt, shared, inAttempt)
 	c.finish(attempt, nil, resp.StatusCode, 0, nil)
 	if c.p.Reporter != nil {
 		e := progress.Event{Kind: progress.RequestFinished, Time: at, Attempt: attempt, Status: resp.StatusCode}
-		if ok {
-			e.Quota, e.Remaining, e.Reset = true, q.Remaining, q.Reset
+		if q.ok {
+			e.Quota, e.Remaining, e.Reset = true, q.q.Remaining, q.q.Reset
 		}
 		c.fill(&e)
 		progress.Emit(c.p.Reporter, e)
@@ -546,17 +547,31 @@ func (c *call) observeQuota(resp *http.Response, route string, sent time.Time) (
 	if !found {
 		return Quota{}, time.Time{}, false
 	}
-	return c.readQuota(f, route, sent)
+	var p quotaPick
+	at = c.readQuota(f, route, sent, &p)
+	return p.q, at, p.ok
 }
 
-// readQuota parses the rate-limit fields f found and feeds the pacer.
-func (c *call) readQuota(f quotaFields, route string, sent time.Time) (q Quota, at time.Time, ok bool) {
-	at = time.Now()
-	q, ok = parseQuota(f, at, &c.t.policies)
-	if ok && c.p.Pace {
-		c.quotas().Observe(c.req.URL.Host, route, q, sent, at)
+// readQuota parses the rate-limit fields f found into q, feeds the pacer,
+// and returns when they were read. This runs on every response of a
+// limited API, so the quota is filled in place, its policy and name are
+// read only for pacing (events carry what remains and the reset), and the
+// transport's own pacer is asked first whether it would take note.
+func (c *call) readQuota(f quotaFields, route string, sent time.Time, q *quotaPick) time.Time {
+	at := time.Now()
+	if pickQuota(f, at, q); !q.ok || !c.p.Pace {
+		return at
 	}
-	return q, at, ok
+	if c.p.Quotas != nil {
+		settleQuota(f, &c.t.policies, q, true)
+		c.p.Quotas.Observe(c.req.URL.Host, route, q.q, sent, at)
+		return at
+	}
+	if settleQuota(f, &c.t.policies, q, false); c.t.pacer.notes(&q.q, at) {
+		nameQuota(f, q)
+		c.t.pacer.Observe(c.req.URL.Host, route, q.q, sent, at)
+	}
+	return at
 }
 
 func (c *call) emit(e progress.Event) {
