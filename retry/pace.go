@@ -303,9 +303,11 @@ func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
 // transport asks before the call, whose arguments cost more than the
 // answer on the common path.
 func (p *Pacer) notes(q *Quota, now time.Time) bool {
-	if q.Reset > 0 && (q.Remaining == 0 || (q.Limit > 0 && q.Remaining == q.Limit-1)) {
-		return true
-	}
+	return q.Reset > 0 && (q.Remaining == 0 || q.Limit > 0 && q.Remaining == q.Limit-1) || p.holds(now)
+}
+
+// holds reports whether a state may hold a request at now.
+func (p *Pacer) holds(now time.Time) bool {
 	return p.states.Load() != 0 && now.UnixNano() < p.horizon.Load()
 }
 

@@ -129,7 +129,12 @@ func parseQuota(f quotaFields, now time.Time, policies *policyCache, best *quota
 // settleQuota reads: all that a response's event needs.
 func pickQuota(f quotaFields, now time.Time, best *quotaPick) {
 	for _, v := range f.rateLimit {
-		readRateLimit(v, best)
+		// The form of one structured quota every response of a limited API
+		// carries (`"name"; r=37; t=4`) is read at once, any other by the
+		// general parser.
+		if !quickRateLimit(v, best) {
+			slowRateLimit(v, best)
+		}
 	}
 	if len(f.remaining) > 0 {
 		best.pickSplit(f.h, f.remaining[0], "Ratelimit-Reset", "Ratelimit-Limit", now)
@@ -147,7 +152,7 @@ func pickQuota(f quotaFields, now time.Time, best *quotaPick) {
 // that takes note of the quota.
 func settleQuota(f quotaFields, policies *policyCache, best *quotaPick, named bool) {
 	values := f.h["Ratelimit-Policy"]
-	if named || len(values) > 0 {
+	if best.resource && (named || len(values) > 0) {
 		nameQuota(f, best)
 	}
 	if len(values) > 0 {
@@ -157,11 +162,10 @@ func settleQuota(f quotaFields, policies *policyCache, best *quotaPick, named bo
 	}
 }
 
-// nameQuota sets the name of a quota of X-RateLimit fields, when not set.
+// nameQuota sets the name of a quota of X-RateLimit fields (best.resource
+// set).
 func nameQuota(f quotaFields, best *quotaPick) {
-	if best.resource {
-		best.q.Name, best.resource = trimOWS(firstOf(f.h["X-Ratelimit-Resource"])), false
-	}
+	best.q.Name, best.resource = trimOWS(firstOf(f.h["X-Ratelimit-Resource"])), false
 }
 
 type quotaPick struct {
@@ -229,16 +233,9 @@ func parsePolicy(values []string, name string, said int64) (limit int64, window 
 	return limit, window
 }
 
-// readRateLimit reads the quotas of one RateLimit field value into best:
-// the form of one structured quota every response of a limited API
-// carries (`"name"; r=37; t=4`) at once, any other with parseRateLimit.
-func readRateLimit(v string, best *quotaPick) {
-	if rem, reset, name, ok := quickRateLimit(v); ok {
-		if rem >= 0 && (!best.ok || rem < best.q.Remaining || (rem == best.q.Remaining && reset > best.q.Reset)) {
-			best.q, best.ok = Quota{Remaining: rem, Reset: reset, Name: name}, true
-		}
-		return
-	}
+// slowRateLimit reads the quotas of a RateLimit field value that
+// quickRateLimit did not read.
+func slowRateLimit(v string, best *quotaPick) {
 	sep := byte(';')
 	if strings.IndexByte(v, ';') < 0 {
 		sep = ',' // the older `limit=100, remaining=0, reset=30`: one quota
@@ -246,36 +243,30 @@ func readRateLimit(v string, best *quotaPick) {
 	parseRateLimit(v, sep, best)
 }
 
-// quickRateLimit reads v when it is one structured quota in its plainest
-// form: a quoted name, then `; key=digits` members, white space allowed
-// around the semicolons. ok is false for anything else, which is then
-// parseRateLimit's to read; on what it accepts the two agree. rem is -1
-// when no `r` was given.
-func quickRateLimit(v string) (rem int64, reset time.Duration, name string, ok bool) {
+// quickRateLimit reads v into best when it is one structured quota in the
+// form servers send it: a quoted name, then `; key=digits` members, one
+// space allowed after each semicolon. It returns false, having changed
+// nothing, for anything else, which is then parseRateLimit's to read; on
+// what it accepts the two agree.
+func quickRateLimit(v string, best *quotaPick) bool {
 	if len(v) < 2 || v[0] != '"' {
-		return 0, 0, "", false
+		return false
 	}
 	j := strings.IndexByte(v[1:], '"')
 	if j < 0 {
-		return 0, 0, "", false
+		return false
 	}
-	name, rem = v[1:1+j], -1
-	n := len(v)
-	for i := j + 2; ; {
-		for i < n && (v[i] == ' ' || v[i] == '\t') {
-			i++
-		}
-		if i == n {
-			return rem, reset, name, true
-		}
+	rem, reset, n := int64(-1), time.Duration(0), len(v)
+	for i := j + 2; i < n; {
 		if v[i] != ';' {
-			return 0, 0, "", false
+			return false
 		}
-		for i++; i < n && (v[i] == ' ' || v[i] == '\t'); i++ {
+		if i++; i < n && v[i] == ' ' {
+			i++
 		}
 		// A key of one byte that ends nothing, '=', and digits.
 		if i+2 >= n || rlClass[v[i]] != 0 || v[i+1] != '=' {
-			return 0, 0, "", false
+			return false
 		}
 		key := v[i] | 0x20
 		i += 2
@@ -284,7 +275,7 @@ func quickRateLimit(v string) (rem int64, reset time.Duration, name string, ok b
 			num = num*10 + int64(v[i]-'0')
 		}
 		if i == ds || i-ds > 18 {
-			return 0, 0, "", false
+			return false
 		}
 		switch key {
 		case 'r':
@@ -295,6 +286,10 @@ func quickRateLimit(v string) (rem int64, reset time.Duration, name string, ok b
 			}
 		}
 	}
+	if rem >= 0 && (!best.ok || rem < best.q.Remaining || (rem == best.q.Remaining && reset > best.q.Reset)) {
+		best.q, best.ok, best.resource = Quota{Remaining: rem, Reset: reset, Name: v[1 : 1+j]}, true, false
+	}
+	return true
 }
 
 // Byte classes of the RateLimit parser: one table load tells what a byte
@@ -396,7 +391,7 @@ func parseRateLimit(v string, sep byte, best *quotaPick) {
 		i++
 		if last {
 			if rem >= 0 && (!best.ok || rem < best.q.Remaining || (rem == best.q.Remaining && reset > best.q.Reset)) {
-				best.q, best.ok = Quota{Remaining: rem, Reset: reset, Limit: limit, Name: name}, true
+				best.q, best.ok, best.resource = Quota{Remaining: rem, Reset: reset, Limit: limit, Name: name}, true, false
 			}
 			rem, reset, limit, name, first = -1, 0, 0, "", true
 		}

@@ -101,14 +101,14 @@ func FuzzRateLimitAgainstReference(f *testing.F) {
 		// As parseQuota reads a field: the plainest structured form at
 		// once, any other by the general parser.
 		var got, want quotaPick
-		readRateLimit(v, &got)
+		pickQuota(quotaFields{rateLimit: []string{v}}, time.Time{}, &got)
 		sep := byte(';')
 		if strings.IndexByte(v, ';') < 0 {
 			sep = ','
 		}
 		refParseRateLimit(v, sep, &want)
 		if got != want {
-			t.Fatalf("readRateLimit(%q) = %+v; the reference reads %+v", v, got, want)
+			t.Fatalf("pickQuota(RateLimit: %q) = %+v; the reference reads %+v", v, got, want)
 		}
 		for _, sep := range []byte{';', ','} {
 			var got, want quotaPick
@@ -258,7 +258,9 @@ func FuzzQuotaAgainstReference(f *testing.F) {
 				continue
 			}
 			settleQuota(fields, &p, &staged, named)
-			nameQuota(fields, &staged)
+			if staged.resource { // as the transport names a quota its pacer notes
+				nameQuota(fields, &staged)
+			}
 			if staged.q != want {
 				t.Fatalf("in stages (named %v), %v reads %+v; the reference reads %+v", named, h, staged.q, want)
 			}

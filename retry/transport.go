@@ -568,7 +568,9 @@ func (c *call) readQuota(f quotaFields, route string, sent time.Time, q *quotaPi
 		return at
 	}
 	if settleQuota(f, &c.t.policies, q, false); c.t.pacer.notes(&q.q, at) {
-		nameQuota(f, q)
+		if q.resource {
+			nameQuota(f, q)
+		}
 		c.t.pacer.Observe(c.req.URL.Host, route, q.q, sent, at)
 	}
 	return at
