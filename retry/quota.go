@@ -51,7 +51,7 @@ func ParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
 		return Quota{Remaining: -1}, false
 	}
 	var best quotaPick
-	if parseQuota(f, now, nil, &best); !best.ok {
+	if parseQuota(&f, now, nil, &best); !best.ok {
 		return Quota{Remaining: -1}, false
 	}
 	return best.q, true
@@ -119,7 +119,7 @@ func (c *policyCache) parse(values []string, name string, said int64) (int64, ti
 
 // parseQuota reads the quota of the fields f found into best, which is
 // filled in place (ok set when a quota was found).
-func parseQuota(f quotaFields, now time.Time, policies *policyCache, best *quotaPick) {
+func parseQuota(f *quotaFields, now time.Time, policies *policyCache, best *quotaPick) {
 	if pickQuota(f, now, best); best.ok {
 		settleQuota(f, policies, best, true)
 	}
@@ -127,7 +127,7 @@ func parseQuota(f quotaFields, now time.Time, policies *policyCache, best *quota
 
 // pickQuota reads the quota of the fields f found into best, but for what
 // settleQuota reads: all that a response's event needs.
-func pickQuota(f quotaFields, now time.Time, best *quotaPick) {
+func pickQuota(f *quotaFields, now time.Time, best *quotaPick) {
 	for _, v := range f.rateLimit {
 		// The form of one structured quota every response of a limited API
 		// carries (`"name"; r=37; t=4`) is read at once, any other by the
@@ -150,7 +150,7 @@ func pickQuota(f quotaFields, now time.Time, best *quotaPick) {
 // or named is set; nameQuota reads it later. The transport, which calls
 // them on every response of a limited API, reads the name only for a pacer
 // that takes note of the quota.
-func settleQuota(f quotaFields, policies *policyCache, best *quotaPick, named bool) {
+func settleQuota(f *quotaFields, policies *policyCache, best *quotaPick, named bool) {
 	values := f.h["Ratelimit-Policy"]
 	if best.resource && (named || len(values) > 0) {
 		nameQuota(f, best)
@@ -164,7 +164,7 @@ func settleQuota(f quotaFields, policies *policyCache, best *quotaPick, named bo
 
 // nameQuota sets the name of a quota of X-RateLimit fields (best.resource
 // set).
-func nameQuota(f quotaFields, best *quotaPick) {
+func nameQuota(f *quotaFields, best *quotaPick) {
 	best.q.Name, best.resource = trimOWS(firstOf(f.h["X-Ratelimit-Resource"])), false
 }
 
@@ -508,8 +508,18 @@ func seconds(n int64) time.Duration {
 // 10^8 or more (unix is then set). A reset beyond MaxQuotaPeriod, or
 // malformed, is 0: not said.
 func parseReset(v string, now time.Time) (d time.Duration, unix bool) {
-	// The common field is bare digits: read them in one pass.
-	n, ok := decimal(v)
+	// The common field is bare digits, most often the ten of a Unix time:
+	// those are read eight at a time, the rest in one pass.
+	var n int64
+	ok := false
+	if len(v) == 10 {
+		if hi, all := eightDigits(v[:8]); all && v[8]-'0' <= 9 && v[9]-'0' <= 9 {
+			n, ok = int64(hi)*100+int64(v[8]-'0')*10+int64(v[9]-'0'), true
+		}
+	}
+	if !ok {
+		n, ok = decimal(v)
+	}
 	var frac string
 	if !ok {
 		var whole string
@@ -542,4 +552,25 @@ func parseReset(v string, now time.Time) (d time.Duration, unix bool) {
 		return 0, false
 	}
 	return d, unix
+}
+
+// eightDigits reads b, eight bytes, as one 64-bit word: all is set when
+// every byte is an ASCII digit, and x is then their value.
+func eightDigits(b string) (x uint64, all bool) {
+	_ = b[7]
+	x = uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	// A digit, 0x30 to 0x39, has a high nibble of 3, still 3 with 6 added;
+	// a byte of 0x30 to 0x3f carries nothing into the next one.
+	const hi, zeros, six = 0xf0f0f0f0f0f0f0f0, 0x3030303030303030, 0x0606060606060606
+	if x&hi != zeros || (x+six)&hi != zeros {
+		return 0, false
+	}
+	// The first digit is the lowest byte: neighbouring bytes combine into
+	// values of two digits, those into four, those into eight.
+	x -= zeros
+	x = (x*10 + x>>8) & 0x00ff00ff00ff00ff
+	x = (x*100 + x>>16) & 0x0000ffff0000ffff
+	x = (x*10000 + x>>32) & 0xffffffff
+	return x, true
 }

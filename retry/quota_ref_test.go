@@ -101,7 +101,7 @@ func FuzzRateLimitAgainstReference(f *testing.F) {
 		// As parseQuota reads a field: the plainest structured form at
 		// once, any other by the general parser.
 		var got, want quotaPick
-		pickQuota(quotaFields{rateLimit: []string{v}}, time.Time{}, &got)
+		pickQuota(&quotaFields{rateLimit: []string{v}}, time.Time{}, &got)
 		sep := byte(';')
 		if strings.IndexByte(v, ';') < 0 {
 			sep = ','
@@ -250,20 +250,45 @@ func FuzzQuotaAgainstReference(f *testing.F) {
 		var p policyCache
 		for _, named := range []bool{false, true} {
 			var staged quotaPick
-			pickQuota(fields, now, &staged)
+			pickQuota(&fields, now, &staged)
 			if staged.ok != wantOK || (wantOK && (staged.q.Remaining != want.Remaining || staged.q.Reset != want.Reset)) {
 				t.Fatalf("pickQuota(%v) = %+v; the reference reads %+v, %v", h, staged, want, wantOK)
 			}
 			if !staged.ok {
 				continue
 			}
-			settleQuota(fields, &p, &staged, named)
+			settleQuota(&fields, &p, &staged, named)
 			if staged.resource { // as the transport names a quota its pacer notes
-				nameQuota(fields, &staged)
+				nameQuota(&fields, &staged)
 			}
 			if staged.q != want {
 				t.Fatalf("in stages (named %v), %v reads %+v; the reference reads %+v", named, h, staged.q, want)
 			}
+		}
+	})
+}
+
+// eightDigits must read eight bytes as the plain digit loop does.
+func FuzzEightDigits(f *testing.F) {
+	for _, s := range []string{"00000000", "18000000", "99999999", "1234567/", "1234567:", "\xb0\xb0\xb0\xb0\xb0\xb0\xb0\xb0", "?1234567", "12 45678"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) < 8 {
+			return
+		}
+		s = s[:8]
+		want, wantAll := uint64(0), true
+		for i := 0; i < 8; i++ {
+			if c := s[i]; c < '0' || c > '9' {
+				want, wantAll = 0, false
+				break
+			} else {
+				want = want*10 + uint64(c-'0')
+			}
+		}
+		if got, all := eightDigits(s); got != want || all != wantAll {
+			t.Fatalf("eightDigits(%q) = %d, %v; want %d, %v", s, got, all, want, wantAll)
 		}
 	})
 }

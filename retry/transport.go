@@ -525,7 +525,7 @@ func (c *call) acceptQuota(resp *http.Response, attempt int, route string, sent 
 		return false
 	}
 	var q quotaPick
-	at := c.readQuota(f, route, sent, &q)
+	at := c.readQuota(&f, route, sent, &q)
 	c.handOver(resp, attempt, shared, inAttempt)
 	c.finish(attempt, nil, resp.StatusCode, 0, nil)
 	if c.p.Reporter != nil {
@@ -548,7 +548,7 @@ func (c *call) observeQuota(resp *http.Response, route string, sent time.Time) (
 		return Quota{}, time.Time{}, false
 	}
 	var p quotaPick
-	at = c.readQuota(f, route, sent, &p)
+	at = c.readQuota(&f, route, sent, &p)
 	return p.q, at, p.ok
 }
 
@@ -557,7 +557,7 @@ func (c *call) observeQuota(resp *http.Response, route string, sent time.Time) (
 // limited API, so the quota is filled in place, its policy and name are
 // read only for pacing (events carry what remains and the reset), and the
 // transport's own pacer is asked first whether it would take note.
-func (c *call) readQuota(f quotaFields, route string, sent time.Time, q *quotaPick) time.Time {
+func (c *call) readQuota(f *quotaFields, route string, sent time.Time, q *quotaPick) time.Time {
 	at := time.Now()
 	if pickQuota(f, at, q); !q.ok || !c.p.Pace {
 		return at
