@@ -58,15 +58,15 @@ func ParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
 }
 
 // pickSplit considers the quota given in separate fields: remaining, and
-// the fields named reset and limit. The limit is looked up only for a
-// quota that wins; the caller names it.
+// the fields named reset and limit, and reports whether it won. The limit
+// is looked up only for a quota that wins; a name is the caller's to set.
 func (p *quotaPick) pickSplit(h http.Header, remaining, reset, limit string, now time.Time) bool {
 	rem, found := parseCount(remaining)
 	if !found {
 		return false
 	}
 	d, unix := parseReset(firstOf(h[reset]), now)
-	if p.ok && (rem > p.q.Remaining || (rem == p.q.Remaining && d <= p.q.Reset)) {
+	if !p.wins(rem, d) {
 		return false
 	}
 	p.q, p.ok, p.resource = Quota{Remaining: rem, Reset: d, ResetUnix: unix}, true, false
@@ -174,13 +174,10 @@ type quotaPick struct {
 	resource bool // q is of X-RateLimit fields, named by nameQuota
 }
 
-func (p *quotaPick) consider(c Quota) {
-	if c.Remaining < 0 {
-		return
-	}
-	if !p.ok || c.Remaining < p.q.Remaining || (c.Remaining == p.q.Remaining && c.Reset > p.q.Reset) {
-		p.q, p.ok = c, true
-	}
+// wins reports whether a quota with rem requests remaining until reset
+// counts over the one picked: the fewest remaining, then the latest reset.
+func (p *quotaPick) wins(rem int64, reset time.Duration) bool {
+	return !p.ok || rem < p.q.Remaining || (rem == p.q.Remaining && reset > p.q.Reset)
 }
 
 // parsePolicy reads the quota of RateLimit-Policy fields: the item named
@@ -286,7 +283,7 @@ func quickRateLimit(v string, best *quotaPick) bool {
 			}
 		}
 	}
-	if rem >= 0 && (!best.ok || rem < best.q.Remaining || (rem == best.q.Remaining && reset > best.q.Reset)) {
+	if rem >= 0 && best.wins(rem, reset) {
 		best.q, best.ok, best.resource = Quota{Remaining: rem, Reset: reset, Name: v[1 : 1+j]}, true, false
 	}
 	return true
@@ -313,10 +310,10 @@ var rlClass = [256]uint8{' ': rlOWS, '\t': rlOWS, '"': rlQuote, '=': rlEq, ',': 
 // quoted and surrounded by white space; a member otherwise malformed is
 // skipped, not its item.
 //
-// It runs on every response of a paced transport: it reads each byte once,
-// keeps its item in locals and allocates nothing. refParseRateLimit, the
-// plainer parser it replaced, is kept with the tests, which check that both
-// agree on every input.
+// It reads each byte once, keeps its item in locals and allocates nothing:
+// a limited API's every response comes here when quickRateLimit does not
+// take it. refParseRateLimit, the plainer parser it replaced, is kept with
+// the tests, which check that both agree on every input.
 func parseRateLimit(v string, sep byte, best *quotaPick) {
 	keyEnd, valEnd, itemEnd := uint8(rlEq|rlComma), uint8(rlComma), uint8(0)
 	if sep == ';' {
@@ -390,7 +387,7 @@ func parseRateLimit(v string, sep byte, best *quotaPick) {
 		last := i >= n || rlClass[v[i]]&itemEnd != 0
 		i++
 		if last {
-			if rem >= 0 && (!best.ok || rem < best.q.Remaining || (rem == best.q.Remaining && reset > best.q.Reset)) {
+			if rem >= 0 && best.wins(rem, reset) {
 				best.q, best.ok, best.resource = Quota{Remaining: rem, Reset: reset, Limit: limit, Name: name}, true, false
 			}
 			rem, reset, limit, name, first = -1, 0, 0, "", true

@@ -61,7 +61,7 @@ func refParseRateLimit(v string, sep byte, best *quotaPick) {
 		end := i >= n || (sep == ';' && v[i] == ',')
 		i++
 		if end {
-			best.consider(c)
+			best.refConsider(c)
 			c, first = Quota{Remaining: -1}, true
 		}
 	}
@@ -166,10 +166,10 @@ func refParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
 		refParseRateLimit(v, sep, &best)
 	}
 	if len(f.remaining) > 0 {
-		best.consider(refParseSplitFields(h, f.remaining[0], "Ratelimit-Reset", "Ratelimit-Limit", "", now))
+		best.refConsider(refParseSplitFields(h, f.remaining[0], "Ratelimit-Reset", "Ratelimit-Limit", "", now))
 	}
 	if len(f.xRemaining) > 0 {
-		best.consider(refParseSplitFields(h, f.xRemaining[0], "X-Ratelimit-Reset", "X-Ratelimit-Limit", "X-Ratelimit-Resource", now))
+		best.refConsider(refParseSplitFields(h, f.xRemaining[0], "X-Ratelimit-Reset", "X-Ratelimit-Limit", "X-Ratelimit-Resource", now))
 	}
 	if !best.ok {
 		return Quota{Remaining: -1}, false
@@ -291,4 +291,15 @@ func FuzzEightDigits(f *testing.F) {
 			t.Fatalf("eightDigits(%q) = %d, %v; want %d, %v", s, got, all, want, wantAll)
 		}
 	})
+}
+
+// refConsider is how the reference picks the quota that counts: the fewest
+// requests remaining, then the latest reset.
+func (p *quotaPick) refConsider(c Quota) {
+	if c.Remaining < 0 {
+		return
+	}
+	if !p.ok || c.Remaining < p.q.Remaining || (c.Remaining == p.q.Remaining && c.Reset > p.q.Reset) {
+		p.q, p.ok = c, true
+	}
 }
