@@ -41,7 +41,9 @@ const maxQuotaLimit = 1 << 30
 // `RateLimit-Reset` fields, `RateLimit-Policy: 100;w=60`), and the common
 // `X-RateLimit-Remaining` with `X-RateLimit-Reset` (seconds, or a Unix time
 // when it is 10^8 or more: no quota window lasts three years) and
-// `X-RateLimit-Resource`. When several quotas are given the tightest one
+// `X-RateLimit-Resource`. A RateLimit-Policy is read beside the draft's
+// own fields (`RateLimit`, `RateLimit-Remaining`), not beside X-RateLimit
+// fields alone. When several quotas are given the tightest one
 // counts: the fewest requests remaining, then the latest reset. Malformed
 // fields, and resets or windows beyond [MaxQuotaPeriod], are ignored; ok is
 // false when nothing usable was found. It allocates nothing.
@@ -87,6 +89,11 @@ func lookupQuota(h http.Header) (f quotaFields, found bool) {
 	f = quotaFields{h, h["Ratelimit"], h["Ratelimit-Remaining"], h["X-Ratelimit-Remaining"]}
 	return f, f.rateLimit != nil || f.remaining != nil || f.xRemaining != nil
 }
+
+// ietf reports whether a field of the IETF draft's forms came, beside
+// which its RateLimit-Policy is read: X-RateLimit fields alone do not read
+// one (ADR 0211).
+func (f *quotaFields) ietf() bool { return f.rateLimit != nil || f.remaining != nil }
 
 func firstOf(v []string) string {
 	if len(v) > 0 {
@@ -144,14 +151,18 @@ func pickQuota(f *quotaFields, now time.Time, best *quotaPick) {
 	}
 }
 
-// settleQuota reads what pickQuota left: the quota's RateLimit-Policy and,
+// settleQuota reads what pickQuota left: the quota's RateLimit-Policy
+// (beside the draft's own fields only, ADR 0211) and,
 // for a quota of X-RateLimit fields, its name (X-RateLimit-Resource), by
 // which a policy's item is matched. The name is read when a policy needs it
 // or named is set; nameQuota reads it later. The transport, which calls
 // them on every response of a limited API, reads the name only for a pacer
 // that takes note of the quota.
 func settleQuota(f *quotaFields, policies *policyCache, best *quotaPick, named bool) {
-	values := f.h["Ratelimit-Policy"]
+	var values []string
+	if f.ietf() {
+		values = f.h["Ratelimit-Policy"]
+	}
 	if best.resource && (named || len(values) > 0) {
 		nameQuota(f, best)
 	}

@@ -174,7 +174,8 @@ func refParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
 	if !best.ok {
 		return Quota{Remaining: -1}, false
 	}
-	if values := h["Ratelimit-Policy"]; len(values) > 0 {
+	// A policy only beside the draft's own fields (ADR 0211).
+	if values := h["Ratelimit-Policy"]; len(values) > 0 && (f.rateLimit != nil || f.remaining != nil) {
 		if limit, window := policies.parse(values, best.q.Name, best.q.Limit); limit > 0 {
 			best.q.Limit, best.q.Window = limit, window
 		}
