@@ -497,12 +497,31 @@ func unquote(s string) string {
 // surrounded by white space, of at most 18 digits. Unlike strconv it
 // allocates nothing on bad input, which a parser of every response sees.
 func parseCount(s string) (int64, bool) {
-	// The common field is bare digits: read them in one pass, and trim
-	// and unquote only what is not.
-	if n, ok := decimal(s); ok {
+	// The common field is bare digits, most often four (5000, 4987): four
+	// are read as one word, others in one pass; only what is not bare
+	// digits is trimmed and unquoted.
+	if len(s) == 4 {
+		if x, all := fourDigits(s); all {
+			return int64(x), true
+		}
+	} else if n, ok := decimal(s); ok {
 		return n, true
 	}
 	return decimal(unquote(trimOWS(s)))
+}
+
+// fourDigits reads b, four bytes, as one 32-bit word, as eightDigits reads
+// eight: all is set when every byte is an ASCII digit.
+func fourDigits(b string) (x uint32, all bool) {
+	_ = b[3]
+	x = uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+	const hi, zeros, six = 0xf0f0f0f0, 0x30303030, 0x06060606
+	if x&hi != zeros || (x+six)&hi != zeros {
+		return 0, false
+	}
+	x -= zeros
+	x = (x*10 + x>>8) & 0x00ff00ff
+	return (x*100 + x>>16) & 0xffff, true
 }
 
 func seconds(n int64) time.Duration {
@@ -517,12 +536,20 @@ func seconds(n int64) time.Duration {
 // malformed, is 0: not said.
 func parseReset(v string, now time.Time) (d time.Duration, unix bool) {
 	// The common field is bare digits, most often the ten of a Unix time:
-	// those are read eight at a time, the rest in one pass.
+	// those are read eight at a time and settled at once, the rest in one
+	// pass.
 	var n int64
 	ok := false
 	if len(v) == 10 {
 		if hi, all := eightDigits(v[:8]); all && v[8]-'0' <= 9 && v[9]-'0' <= 9 {
 			n, ok = int64(hi)*100+int64(v[8]-'0')*10+int64(v[9]-'0'), true
+			if n >= 1e8 { // at most 10^10: a Unix time below the bound of 10^12
+				d = max(time.Duration(n)*time.Second-time.Duration(now.UnixNano()), 0)
+				if d > MaxQuotaPeriod {
+					return 0, false
+				}
+				return d, true
+			}
 		}
 	}
 	if !ok {

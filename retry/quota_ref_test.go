@@ -294,6 +294,37 @@ func FuzzEightDigits(f *testing.F) {
 	})
 }
 
+// fourDigits must read four bytes as the plain digit loop does, and
+// parseCount, which uses it, as before it did.
+func FuzzFourDigits(f *testing.F) {
+	for _, s := range []string{"5000", "4987", "00000", "123456", "9999999", "99999999", "123/", "12:4", "\xb0\xb0\xb0\xb0", " 123", "12 4", "1234567/", `"1234"`, "0000000000000000001", "12"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) == 4 {
+			want, wantAll := uint64(0), true
+			for i := 0; i < len(s); i++ {
+				if c := s[i]; c < '0' || c > '9' {
+					want, wantAll = 0, false
+					break
+				} else {
+					want = want*10 + uint64(c-'0')
+				}
+			}
+			if got, all := fourDigits(s); uint64(got) != want || all != wantAll {
+				t.Fatalf("fourDigits(%q) = %d, %v; want %d, %v", s, got, all, want, wantAll)
+			}
+		}
+		want, wantOK := decimal(s)
+		if !wantOK {
+			want, wantOK = decimal(unquote(trimOWS(s)))
+		}
+		if got, ok := parseCount(s); got != want || ok != wantOK {
+			t.Fatalf("parseCount(%q) = %d, %v; the digit loop reads %d, %v", s, got, ok, want, wantOK)
+		}
+	})
+}
+
 // refConsider is how the reference picks the quota that counts: the fewest
 // requests remaining, then the latest reset.
 func (p *quotaPick) refConsider(c Quota) {
