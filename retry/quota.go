@@ -61,7 +61,8 @@ func ParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
 
 // pickSplit considers the quota given in separate fields: remaining, and
 // the fields named reset and limit, and reports whether it won. The limit
-// is looked up only for a quota that wins; a name is the caller's to set.
+// is left to limitQuota, for a quota that wins; a name is the caller's to
+// set.
 func (p *quotaPick) pickSplit(h http.Header, remaining, reset, limit string, now time.Time) bool {
 	rem, found := parseCount(remaining)
 	if !found {
@@ -71,11 +72,17 @@ func (p *quotaPick) pickSplit(h http.Header, remaining, reset, limit string, now
 	if !p.wins(rem, d) {
 		return false
 	}
-	p.q, p.ok, p.resource = Quota{Remaining: rem, Reset: d, ResetUnix: unix}, true, false
-	if n, ok := parseCount(firstOf(h[limit])); ok && n > 0 && n <= maxQuotaLimit {
-		p.q.Limit = n
-	}
+	p.q, p.ok, p.resource, p.limit, p.unix = Quota{Remaining: rem, Reset: d, ResetUnix: unix != 0}, true, false, limit, unix
 	return true
+}
+
+// limitQuota reads the limit of a quota of separate fields, from the field
+// pickSplit named (best.limit set).
+func limitQuota(f *quotaFields, best *quotaPick) {
+	if n, ok := parseCount(firstOf(f.h[best.limit])); ok && n > 0 && n <= maxQuotaLimit {
+		best.q.Limit = n
+	}
+	best.limit = ""
 }
 
 // quotaFields are the fields that say a response carries a quota, looked
@@ -124,6 +131,44 @@ func (c *policyCache) parse(values []string, name string, said int64) (int64, ti
 	return limit, window
 }
 
+// windowCache keeps the limit of the last window of X-RateLimit fields
+// whose limit the transport read, for a quota with a Unix-second reset: its
+// host, route and reset second. The limit only tells the pacer whether a
+// response opened its window (it left one of the limit); a later response
+// of the same window that does not say the limit less one did not, and its
+// own limit field is not read (ADR 0212).
+type windowCache struct{ last atomic.Pointer[windowMark] }
+
+type windowMark struct {
+	host, route  string
+	reset, limit int64 // reset: a Unix second
+}
+
+// settleLimit settles the limit of q, a quota of X-RateLimit fields alone
+// that the transport's own pacer is told of: it is read only when it may
+// tell that the response opened its window, which one without a reset did
+// not, nor one of a known window that does not say its limit less one.
+func (c *windowCache) settleLimit(f *quotaFields, q *quotaPick, host, route string, at *time.Time) {
+	if q.q.Reset <= 0 {
+		q.limit = ""
+		return
+	}
+	if q.unix == 0 {
+		return // a delay: no instant that names its window
+	}
+	if m := c.last.Load(); m != nil && m.reset == q.unix && q.q.Remaining+1 != m.limit && m.host == host && m.route == route {
+		q.limit = ""
+		return
+	}
+	if limitQuota(f, q); q.q.Limit > 0 {
+		// One record a window at most, whatever the mix of hosts: the one
+		// kept stays until its second passed.
+		if m := c.last.Load(); m == nil || m.reset <= at.Unix() {
+			c.last.Store(&windowMark{host: host, route: route, reset: q.unix, limit: q.q.Limit})
+		}
+	}
+}
+
 // parseQuota reads the quota of the fields f found into best, which is
 // filled in place (ok set when a quota was found).
 func parseQuota(f *quotaFields, now time.Time, policies *policyCache, best *quotaPick) {
@@ -151,14 +196,18 @@ func pickQuota(f *quotaFields, now time.Time, best *quotaPick) {
 	}
 }
 
-// settleQuota reads what pickQuota left: the quota's RateLimit-Policy
-// (beside the draft's own fields only, ADR 0211) and,
+// settleQuota reads what pickQuota left: the limit of a quota of separate
+// fields, the quota's RateLimit-Policy (beside the draft's own fields only,
+// ADR 0211) and,
 // for a quota of X-RateLimit fields, its name (X-RateLimit-Resource), by
 // which a policy's item is matched. The name is read when a policy needs it
 // or named is set; nameQuota reads it later. The transport, which calls
 // them on every response of a limited API, reads the name only for a pacer
 // that takes note of the quota.
 func settleQuota(f *quotaFields, policies *policyCache, best *quotaPick, named bool) {
+	if best.limit != "" {
+		limitQuota(f, best)
+	}
 	var values []string
 	if f.ietf() {
 		values = f.h["Ratelimit-Policy"]
@@ -182,7 +231,9 @@ func nameQuota(f *quotaFields, best *quotaPick) {
 type quotaPick struct {
 	q        Quota
 	ok       bool
-	resource bool // q is of X-RateLimit fields, named by nameQuota
+	resource bool   // q is of X-RateLimit fields, named by nameQuota
+	limit    string // the field of q's limit, not read yet (limitQuota)
+	unix     int64  // the Unix second q resets at, when its field said one
 }
 
 // wins reports whether a quota with rem requests remaining until reset
@@ -295,7 +346,7 @@ func quickRateLimit(v string, best *quotaPick) bool {
 		}
 	}
 	if rem >= 0 && best.wins(rem, reset) {
-		best.q, best.ok, best.resource = Quota{Remaining: rem, Reset: reset, Name: v[1 : 1+j]}, true, false
+		best.q, best.ok, best.resource, best.limit = Quota{Remaining: rem, Reset: reset, Name: v[1 : 1+j]}, true, false, ""
 	}
 	return true
 }
@@ -399,7 +450,7 @@ func parseRateLimit(v string, sep byte, best *quotaPick) {
 		i++
 		if last {
 			if rem >= 0 && best.wins(rem, reset) {
-				best.q, best.ok, best.resource = Quota{Remaining: rem, Reset: reset, Limit: limit, Name: name}, true, false
+				best.q, best.ok, best.resource, best.limit = Quota{Remaining: rem, Reset: reset, Limit: limit, Name: name}, true, false, ""
 			}
 			rem, reset, limit, name, first = -1, 0, 0, "", true
 		}
@@ -532,35 +583,35 @@ func seconds(n int64) time.Duration {
 }
 
 // parseReset reads a reset: decimal seconds until it, or a Unix time when
-// 10^8 or more (unix is then set). A reset beyond MaxQuotaPeriod, or
-// malformed, is 0: not said.
-func parseReset(v string, now time.Time) (d time.Duration, unix bool) {
+// 10^8 or more (unix is then that time when in whole seconds, else 0). A
+// reset beyond MaxQuotaPeriod, or malformed, is 0: not said.
+func parseReset(v string, now time.Time) (d time.Duration, unix int64) {
 	// The common field is bare digits, most often the ten of a Unix time:
-	// those are read eight at a time and settled at once, the rest in one
-	// pass.
-	var n int64
-	ok := false
+	// those are read eight at a time and settled at once, in a frame of
+	// their own; the rest in one pass.
 	if len(v) == 10 {
 		if hi, all := eightDigits(v[:8]); all && v[8]-'0' <= 9 && v[9]-'0' <= 9 {
-			n, ok = int64(hi)*100+int64(v[8]-'0')*10+int64(v[9]-'0'), true
-			if n >= 1e8 { // at most 10^10: a Unix time below the bound of 10^12
-				d = max(time.Duration(n)*time.Second-time.Duration(now.UnixNano()), 0)
-				if d > MaxQuotaPeriod {
-					return 0, false
+			if n := int64(hi)*100 + int64(v[8]-'0')*10 + int64(v[9]-'0'); n >= 1e8 { // below 10^10: within the bound of 10^12
+				if d = max(time.Duration(n)*time.Second-time.Duration(now.UnixNano()), 0); d > MaxQuotaPeriod {
+					return 0, 0
 				}
-				return d, true
+				return d, n
 			}
 		}
 	}
-	if !ok {
-		n, ok = decimal(v)
-	}
+	return parseAnyReset(v, now)
+}
+
+// parseAnyReset is parseReset of any field but ten bare digits from 10^8
+// on.
+func parseAnyReset(v string, now time.Time) (d time.Duration, unix int64) {
+	n, ok := decimal(v)
 	var frac string
 	if !ok {
 		var whole string
 		whole, frac, _ = strings.Cut(trimOWS(v), ".")
 		if n, ok = parseCount(whole); !ok {
-			return 0, false
+			return 0, 0
 		}
 	}
 	var f time.Duration
@@ -569,7 +620,7 @@ func parseReset(v string, now time.Time) (d time.Duration, unix bool) {
 		for i := 0; i < len(frac); i++ {
 			c := frac[i]
 			if c < '0' || c > '9' {
-				return 0, false
+				return 0, 0
 			}
 			scale /= 10
 			f += time.Duration(c-'0') * scale
@@ -577,14 +628,16 @@ func parseReset(v string, now time.Time) (d time.Duration, unix bool) {
 	}
 	if n >= 1e8 { // a Unix time, as some services send: no quota window lasts three years
 		if n > 1e12 {
-			return 0, false
+			return 0, 0
 		}
-		d, unix = max(time.Duration(n)*time.Second+f-time.Duration(now.UnixNano()), 0), frac == ""
+		if d = max(time.Duration(n)*time.Second+f-time.Duration(now.UnixNano()), 0); frac == "" {
+			unix = n
+		}
 	} else {
 		d = time.Duration(n)*time.Second + f
 	}
 	if d > MaxQuotaPeriod {
-		return 0, false
+		return 0, 0
 	}
 	return d, unix
 }
