@@ -198,12 +198,13 @@ func pickQuota(f *quotaFields, now time.Time, best *quotaPick) {
 
 // settleQuota reads what pickQuota left: the limit of a quota of separate
 // fields, the quota's RateLimit-Policy (beside the draft's own fields only,
-// ADR 0211) and,
-// for a quota of X-RateLimit fields, its name (X-RateLimit-Resource), by
-// which a policy's item is matched. The name is read when a policy needs it
-// or named is set; nameQuota reads it later. The transport, which calls
-// them on every response of a limited API, reads the name only for a pacer
-// that takes note of the quota.
+// ADR 0211) and, for a quota of X-RateLimit fields, its name
+// (X-RateLimit-Resource), by which a policy's item is matched. The name is
+// read when a policy needs it or named is set; nameQuota reads it later.
+// The transport, which calls them on every response of a limited API,
+// reads the name only for a pacer that takes note of the quota, and the
+// limit of X-RateLimit fields alone only when it may tell the window's
+// opener (windowCache.settleLimit).
 func settleQuota(f *quotaFields, policies *policyCache, best *quotaPick, named bool) {
 	if best.limit != "" {
 		limitQuota(f, best)
