@@ -229,11 +229,11 @@ func (p *Pacer) Hold(host, route string, now time.Time, limit time.Duration) Pac
 // seconds, up to a second late, is refined with the instant the request
 // was sent, assuming a window of whole seconds.
 func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
-	spent := q.Remaining == 0 && q.Reset > 0
-	opener := q.Limit > 0 && q.Remaining == q.Limit-1 && q.Reset > 0
-	if !spent && !opener && (p.states.Load() == 0 || now.UnixNano() >= p.horizon.Load()) {
+	if !p.notes(&q, now) {
 		return // nothing held to lift: the common case takes no lock
 	}
+	spent := q.Remaining == 0 && q.Reset > 0
+	opener := q.Limit > 0 && q.Remaining == q.Limit-1 && q.Reset > 0
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if opener {
@@ -296,6 +296,19 @@ func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
 		}
 	}
 	p.extend(s.last())
+}
+
+// notes reports whether Observe would take note of q at now: q spends its
+// quota or opens its window, or a state is held that q may lift. The
+// transport asks before the call, whose arguments cost more than the
+// answer on the common path.
+func (p *Pacer) notes(q *Quota, now time.Time) bool {
+	return q.Reset > 0 && (q.Remaining == 0 || q.Limit > 0 && q.Remaining == q.Limit-1) || p.holds(now)
+}
+
+// holds reports whether a state may hold a request at now.
+func (p *Pacer) holds(now time.Time) bool {
+	return p.states.Load() != 0 && now.UnixNano() < p.horizon.Load()
 }
 
 // learn keeps the reset that q, the answer to the request that opened its

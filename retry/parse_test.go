@@ -117,6 +117,17 @@ func TestParseQuota(t *testing.T) {
 		{"a policy of another limit belongs to another limiter", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Reset": {"1800000001"},
 			"Ratelimit": {"limit=25, remaining=15, reset=3"}, "Ratelimit-Policy": {"25;w=3"}},
 			retry.Quota{Remaining: 0, Reset: time.Second, Limit: 10, ResetUnix: true}, true},
+		// ADR 0211: a policy is read beside the draft's own fields, not
+		// beside X-RateLimit fields alone, which no limiter sends with one.
+		{"X-RateLimit fields alone read no policy", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Reset": {"1800000001"},
+			"Ratelimit-Policy": {"10;w=1"}},
+			retry.Quota{Remaining: 0, Reset: time.Second, Limit: 10, ResetUnix: true}, true},
+		{"X-RateLimit fields beside RateLimit-Remaining read the policy", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Reset": {"1800000001"},
+			"Ratelimit-Remaining": {"5"}, "Ratelimit-Reset": {"3"}, "Ratelimit-Policy": {"10;w=1"}},
+			retry.Quota{Remaining: 0, Reset: time.Second, Limit: 10, Window: time.Second, ResetUnix: true}, true},
+		{"X-RateLimit fields beside RateLimit read the policy", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Reset": {"1800000001"},
+			"Ratelimit": {`"other";r=5;t=3`}, "Ratelimit-Policy": {`"other";q=50;w=5, 10;w=1`}},
+			retry.Quota{Remaining: 0, Reset: time.Second, Limit: 10, Window: time.Second, ResetUnix: true}, true},
 		{"no policy of that name", http.Header{"Ratelimit": {`"a";r=0;t=1`}, "Ratelimit-Policy": {`"b";q=10;w=1`}},
 			retry.Quota{Remaining: 0, Reset: time.Second, Name: "a"}, true},
 		{"malformed policy ignored", http.Header{"Ratelimit": {`"a";r=0;t=1`}, "Ratelimit-Policy": {`"a";q=x;w=-1`}},

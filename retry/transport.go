@@ -23,6 +23,7 @@ type Transport struct {
 	invalid  error
 	pacer    Pacer
 	policies policyCache // the last RateLimit-Policy read
+	windows  windowCache // the last X-RateLimit window's limit read
 	// watch bounds the reads of the bodies read or handed over. Its own
 	// allocation: a timer left set past the last body keeps it, not the
 	// transport, alive until it fires.
@@ -518,16 +519,19 @@ func (c *call) acceptQuota(resp *http.Response, attempt int, route string, sent 
 	if !found {
 		return false
 	}
-	q, at, ok := c.readQuota(f, route, sent)
+	var q quotaPick
+	at := c.readQuota(&f, route, sent, &q)
 	c.handOver(resp, attempt, shared, inAttempt)
 	c.finish(attempt, nil, resp.StatusCode, 0, nil)
 	if c.p.Reporter != nil {
 		e := progress.Event{Kind: progress.RequestFinished, Time: at, Attempt: attempt, Status: resp.StatusCode}
-		if ok {
-			e.Quota, e.Remaining, e.Reset = true, q.Remaining, q.Reset
+		if q.ok {
+			e.Quota, e.Remaining, e.Reset = true, q.q.Remaining, q.q.Reset
 		}
+		// Straight to the Reporter, which is set, with the time stamped:
+		// through progress.Emit the event, some 300 bytes, is copied twice.
 		c.fill(&e)
-		progress.Emit(c.p.Reporter, e)
+		c.p.Reporter.Report(e)
 	}
 	return true
 }
@@ -540,17 +544,38 @@ func (c *call) observeQuota(resp *http.Response, route string, sent time.Time) (
 	if !found {
 		return Quota{}, time.Time{}, false
 	}
-	return c.readQuota(f, route, sent)
+	var p quotaPick
+	at = c.readQuota(&f, route, sent, &p)
+	return p.q, at, p.ok
 }
 
-// readQuota parses the rate-limit fields f found and feeds the pacer.
-func (c *call) readQuota(f quotaFields, route string, sent time.Time) (q Quota, at time.Time, ok bool) {
-	at = time.Now()
-	q, ok = parseQuota(f, at, &c.t.policies)
-	if ok && c.p.Pace {
-		c.quotas().Observe(c.req.URL.Host, route, q, sent, at)
+// readQuota parses the rate-limit fields f found into q, feeds the pacer,
+// and returns when they were read. This runs on every response of a
+// limited API, so the quota is filled in place, its policy and name are
+// read only for pacing (events carry what remains and the reset), and the
+// transport's own pacer is asked first whether it would take note.
+func (c *call) readQuota(f *quotaFields, route string, sent time.Time, q *quotaPick) time.Time {
+	at := time.Now()
+	if pickQuota(f, at, q); !q.ok || !c.p.Pace {
+		return at
 	}
-	return q, at, ok
+	if c.p.Quotas != nil {
+		settleQuota(f, &c.t.policies, q, true)
+		c.p.Quotas.Observe(c.req.URL.Host, route, q.q, sent, at)
+		return at
+	}
+	// A quota of X-RateLimit fields alone needs its limit only to tell
+	// whether it opened its window (ADR 0212).
+	if q.limit != "" && !f.ietf() {
+		c.t.windows.settleLimit(f, q, c.req.URL.Host, route, &at)
+	}
+	if settleQuota(f, &c.t.policies, q, false); c.t.pacer.notes(&q.q, at) {
+		if q.resource {
+			nameQuota(f, q)
+		}
+		c.t.pacer.Observe(c.req.URL.Host, route, q.q, sent, at)
+	}
+	return at
 }
 
 func (c *call) emit(e progress.Event) {
