@@ -608,3 +608,33 @@ func TestBinarySimulateProgress(t *testing.T) {
 		t.Errorf("help: %d", code)
 	}
 }
+
+// With -v, the attempt lines come from the goroutine fetching ahead and the
+// harvest's own lines (what it detected) from the one writing: stderr takes
+// them one at a time, each line whole (run with -race).
+func TestVerboseHarvestLinesAreWhole(t *testing.T) {
+	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 300})
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	code, _, errText := cli(t, "harvest", "-v", srv.URL+"/items?limit=10", "-o", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	attempts := 0
+	for line := range strings.Lines(errText) {
+		switch {
+		case strings.HasPrefix(line, "attempt 1/"):
+			attempts++
+			if !strings.HasSuffix(line, ": 200\n") {
+				t.Errorf("an attempt line not whole: %q", line)
+			}
+		case strings.HasPrefix(line, "detected: "), strings.HasPrefix(line, "progress: "), strings.HasPrefix(line, "harvested "), line == "\n":
+		default:
+			t.Errorf("a line of no known kind (two lines mixed?): %q", line)
+		}
+	}
+	if attempts < 30 || !strings.Contains(errText, "detected: ") {
+		t.Errorf("%d attempt lines, and detected %v; want 30 or more and the detected line:\n%s", attempts, strings.Contains(errText, "detected: "), errText)
+	}
+	checkExact(t, rowsOf(t, out), 300)
+}

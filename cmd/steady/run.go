@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -27,6 +29,12 @@ const (
 
 // run is the whole program: tests call it directly.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if _, ok := stderr.(*os.File); !ok {
+		// The progress renderer and the commands' own lines (what a harvest
+		// detected, say) write from different goroutines; a file takes each
+		// write whole, any other writer gets them one at a time.
+		stderr = &lockedWriter{w: stderr}
+	}
 	root, g := newRoot(stdin, stdout, stderr)
 	defer g.stopClock()
 	root.SetArgs(args)
@@ -243,3 +251,15 @@ var (
 	styleChoices = []string{"link\tRFC 8288 Link header", "json-links\tOGC API / STAC links in the body", "cursor\ta cursor field sent back as a parameter"}
 	pagesChoices = []string{"auto\tLink header or JSON links, told apart on the first page", "link\tRFC 8288 Link header", "json-links\tOGC API / STAC links in the body", "cursor:\tcursor:FIELD:PARAM, a cursor field sent back as a parameter"}
 )
+
+// lockedWriter serialises the writes of several goroutines to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
