@@ -273,6 +273,14 @@ func (t *transport) keyFree(u *url.URL) *url.URL {
 // keeping the others' order, encoding and separators.
 func filterQuery(q string, drop func(string) bool) string {
 	var b strings.Builder
+	writeKept(&b, q, drop)
+	return b.String()
+}
+
+// writeKept writes to b the parameters of the raw query q that drop does
+// not report, keeping their order, encoding and separators, and reports
+// whether it wrote any.
+func writeKept(b *strings.Builder, q string, drop func(string) bool) bool {
 	first := true
 	for i := 0; q != "" && i <= len(q); {
 		end := paramEnd(q, i)
@@ -285,7 +293,7 @@ func filterQuery(q string, drop func(string) bool) string {
 		}
 		i = end + 1
 	}
-	return b.String()
+	return !first
 }
 
 // unescapeParam returns the raw parameter p decoded, or p when it needs no
@@ -573,18 +581,7 @@ func (t *transport) rewriteQuery(raw string, dest origin) (string, bool) {
 
 	var b strings.Builder
 	b.Grow(len(raw) + 64)
-	first := true
-	for i := 0; raw != "" && i <= len(raw); {
-		end := paramEnd(raw, i)
-		if p := raw[i:end]; !drop(p) {
-			if !first {
-				b.WriteByte(raw[i-1]) // the separator that preceded it
-			}
-			b.WriteString(p)
-			first = false
-		}
-		i = end + 1
-	}
+	first := !writeKept(&b, raw, drop)
 	for i := range t.queries {
 		s := &t.queries[i]
 		if want, ok := s.want(dest); ok {
