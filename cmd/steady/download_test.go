@@ -268,18 +268,10 @@ func TestBinaryGetKillAndRunAgain(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if st, err := os.Stat(out + ".partial"); err == nil && st.Size() >= 1<<20 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatal("no 1 MiB written within 30s")
-		}
-		time.Sleep(5 * time.Millisecond) // polling a file another process writes; not a timing assertion
-	}
+	awaitChild(t, cmd, "no 1 MiB written", func() bool {
+		st, err := os.Stat(out + ".partial")
+		return err == nil && st.Size() >= 1<<20
+	})
 	cmd.Process.Kill()
 	cmd.Wait()
 	if _, err := os.Stat(out); err == nil {

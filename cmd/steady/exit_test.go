@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/steadyhttp/steady/steadytest"
 )
@@ -112,10 +111,7 @@ func TestBinaryCtrlCExitsInterrupted(t *testing.T) {
 		}
 	})
 	t.Run("harvest to a file", func(t *testing.T) {
-		srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 3000, Faults: steadytest.Faults{
-			Rule: func(c steadytest.Call) steadytest.Fault {
-				return steadytest.Fault{Kind: steadytest.Drip, Chunk: 2048, Every: 20 * time.Millisecond}
-			}}})
+		srv := dripServer(3000)
 		defer srv.Close()
 		out := filepath.Join(t.TempDir(), "rows.jsonl")
 		cmd := exec.Command(bin, "harvest", "-q", srv.URL+"/items?limit=100", "-o", out)
@@ -124,17 +120,10 @@ func TestBinaryCtrlCExitsInterrupted(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		for deadline := time.Now().Add(30 * time.Second); ; {
-			if st, err := loadState(statePath(out)); err == nil && st != nil && st.Done >= 1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatal("no progress within 30s")
-			}
-			time.Sleep(5 * time.Millisecond) // polling a file another process writes; not a timing assertion
-		}
+		awaitChild(t, cmd, "no progress", func() bool {
+			st, err := loadState(statePath(out))
+			return err == nil && st != nil && st.Done >= 1
+		})
 		cmd.Process.Signal(syscall.SIGINT)
 		cmd.Wait()
 		if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(stderr.String(), "--resume") {

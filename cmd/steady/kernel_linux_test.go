@@ -92,10 +92,7 @@ func TestBinaryHarvestSyncsDataBeforeState(t *testing.T) {
 	bin := binary(t)
 	// Every page drips, so the walk lasts well over the second after which
 	// a state is due: states are written while pages are.
-	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 2000, Faults: steadytest.Faults{
-		Rule: func(steadytest.Call) steadytest.Fault {
-			return steadytest.Fault{Kind: steadytest.Drip, Chunk: 2048, Every: 20 * time.Millisecond}
-		}}})
+	srv := dripServer(2000)
 	defer srv.Close()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "rows.jsonl")

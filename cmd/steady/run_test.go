@@ -370,6 +370,31 @@ func binary(t *testing.T) string {
 	return binPath
 }
 
+// dripServer serves rows rows, every page dripping 2 KiB each 20ms, so a
+// walk through them is still running when a test stops the process.
+func dripServer(rows int) *steadytest.Server {
+	return steadytest.NewServer(steadytest.ServerOptions{Rows: rows, Faults: steadytest.Faults{
+		Rule: func(steadytest.Call) steadytest.Fault {
+			return steadytest.Fault{Kind: steadytest.Drip, Chunk: 2048, Every: 20 * time.Millisecond}
+		}}})
+}
+
+// awaitChild polls until ready reports what the started cmd has written;
+// if it has not within 30s, it kills cmd and fails the test with what was
+// awaited.
+func awaitChild(t *testing.T, cmd *exec.Cmd, what string, ready func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !ready() {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal(what + " within 30s")
+		}
+		time.Sleep(5 * time.Millisecond) // polling a file another process writes; not a timing assertion
+	}
+}
+
 func TestBinaryDemoSmall(t *testing.T) {
 	bin := binary(t)
 	out := filepath.Join(t.TempDir(), "demo.jsonl")
@@ -392,10 +417,7 @@ func TestBinaryDemoSmall(t *testing.T) {
 func TestBinaryKillAndResume(t *testing.T) {
 	bin := binary(t)
 	// Every page drips slowly, so the walk is still running when it is killed.
-	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 3000, Faults: steadytest.Faults{
-		Rule: func(steadytest.Call) steadytest.Fault {
-			return steadytest.Fault{Kind: steadytest.Drip, Chunk: 2048, Every: 20 * time.Millisecond}
-		}}})
+	srv := dripServer(3000)
 	defer srv.Close()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "rows.jsonl")
@@ -404,19 +426,10 @@ func TestBinaryKillAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait until some pages are recorded, then kill without warning.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	awaitChild(t, cmd, "no progress recorded", func() bool {
 		st, err := loadState(statePath(out))
-		if err == nil && st != nil && st.Done >= 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatal("no progress recorded within 30s")
-		}
-		time.Sleep(5 * time.Millisecond) // polling a file another process writes; not a timing assertion
-	}
+		return err == nil && st != nil && st.Done >= 3
+	})
 	cmd.Process.Kill()
 	cmd.Wait()
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
