@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/internal/handwalk"
 	"github.com/steadyhttp/steady/paginate"
 )
 
@@ -181,7 +182,7 @@ func BenchmarkFacadeWalk(b *testing.B) {
 	b.Run("impl=hand", func(b *testing.B) {
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}}
 		defer client.CloseIdleConnections()
-		run(b, func() (int, int, error) { return handWalk(client, srv.URL+"/items") })
+		run(b, func() (int, int, error) { return handwalk.Walk(client, srv.URL+"/items") })
 	})
 	b.Run("impl=steady", func(b *testing.B) {
 		c, err := steady.New(steady.Options{BaseURL: srv.URL})
@@ -225,39 +226,4 @@ func walkPages(n, per int) [][]byte {
 		pages[p] = []byte(b.String())
 	}
 	return pages
-}
-
-// handWalk is the walk people write by hand: GET, decode with a
-// json.Decoder, follow the next link, drain so the connection is reused.
-func handWalk(client *http.Client, start string) (pages, items int, err error) {
-	next := start
-	for next != "" {
-		resp, err := client.Get(next)
-		if err != nil {
-			return pages, items, err
-		}
-		var doc struct {
-			Features []json.RawMessage `json:"features"`
-			Links    []struct{ Rel, Href string }
-		}
-		err = json.NewDecoder(resp.Body).Decode(&doc)
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return pages, items, err
-		}
-		pages++
-		items += len(doc.Features)
-		next = ""
-		for _, l := range doc.Links {
-			if l.Rel == "next" {
-				u, err := resp.Request.URL.Parse(l.Href)
-				if err != nil {
-					return pages, items, err
-				}
-				next = u.String()
-			}
-		}
-	}
-	return pages, items, nil
 }

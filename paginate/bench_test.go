@@ -2,7 +2,6 @@ package paginate_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/steadyhttp/steady/internal/handwalk"
 	"github.com/steadyhttp/steady/paginate"
 )
 
@@ -49,44 +49,6 @@ func benchServer(pages [][]byte) *httptest.Server {
 		w.Header().Set("Content-Length", strconv.Itoa(len(pages[n])))
 		w.Write(pages[n])
 	}))
-}
-
-// handWalk is the loop people write by hand: GET, decode with a
-// json.Decoder, follow the next link. It drains the body so the connection
-// is reused, as a careful hand loop does.
-func handWalk(client *http.Client, start string) (pages, items int, err error) {
-	next := start
-	for next != "" {
-		resp, err := client.Get(next)
-		if err != nil {
-			return pages, items, err
-		}
-		var doc struct {
-			Features []json.RawMessage `json:"features"`
-			Links    []struct {
-				Rel, Href string
-			} `json:"links"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&doc)
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return pages, items, err
-		}
-		pages++
-		items += len(doc.Features)
-		next = ""
-		for _, l := range doc.Links {
-			if l.Rel == "next" {
-				u, err := resp.Request.URL.Parse(l.Href)
-				if err != nil {
-					return pages, items, err
-				}
-				next = u.String()
-			}
-		}
-	}
-	return pages, items, nil
 }
 
 // BenchmarkWalk compares a walk through Pages with the hand loop on the same
@@ -150,7 +112,7 @@ func BenchmarkWalk(b *testing.B) {
 			}
 			return got, items, nil
 		})
-		run("hand", func() (int, int, error) { return handWalk(client, start) })
+		run("hand", func() (int, int, error) { return handwalk.Walk(client, start) })
 		run("raw", func() (int, int, error) {
 			for i := 1; i <= n; i++ {
 				resp, err := client.Get(start + "?page=" + strconv.Itoa(i))
