@@ -6,13 +6,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"go/token"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,49 +62,8 @@ func (l *leakLog) add(where, text string) {
 	l.texts = append(l.texts, leakText{where, text})
 }
 
-// addErr records err as a caller could print it: its text, %+v and %#v,
-// and the same for every error of its chain whose type is exported, which
-// a caller reaches with errors.As (a *url.Error, a *retry.Error, ...).
-func (l *leakLog) addErr(where string, err error) {
-	if err == nil {
-		return
-	}
-	record := func(e error, path string) {
-		l.add(where+path+" Error()", e.Error())
-		l.add(where+path+" %+v", fmt.Sprintf("%+v", e))
-		l.add(where+path+" %#v", fmt.Sprintf("%#v", e))
-	}
-	record(err, "")
-	seen := 0
-	var walk func(e error)
-	walk = func(e error) {
-		if e == nil || seen > 50 {
-			return
-		}
-		seen++
-		if seen > 1 && exportedType(e) {
-			record(e, fmt.Sprintf(" > errors.As %T", e))
-		}
-		switch u := e.(type) {
-		case interface{ Unwrap() error }:
-			walk(u.Unwrap())
-		case interface{ Unwrap() []error }:
-			for _, inner := range u.Unwrap() {
-				walk(inner)
-			}
-		}
-	}
-	walk(err)
-}
-
-// exportedType reports whether errors.As can name e's type.
-func exportedType(e error) bool {
-	t := reflect.TypeOf(e)
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	return t.Name() != "" && token.IsExported(t.Name())
-}
+// addErr records err as a caller could print it (see wiretest.ErrTexts).
+func (l *leakLog) addErr(where string, err error) { wiretest.ErrTexts(where, err, l.add) }
 
 // find returns the texts that contain any of needles.
 func (l *leakLog) find(needles ...string) []leakText {

@@ -184,10 +184,15 @@ func (w *Watch) Text(where, s string) {
 	w.texts = append(w.texts, text{where, s})
 }
 
-// Err records err as a caller could print it: its text, %+v and %#v, and
-// the same for every error of its chain whose type is exported, which a
-// caller reaches with errors.As (a *url.Error, a *retry.Error, ...).
-func (w *Watch) Err(where string, err error) {
+// Err records err as a caller could print it (see [ErrTexts]).
+func (w *Watch) Err(where string, err error) { ErrTexts(where, err, w.Text) }
+
+// ErrTexts hands add every text a caller could print of err: its text, %+v
+// and %#v, and the same for every error of its chain whose type is
+// exported, which a caller reaches with errors.As (a *url.Error, a
+// *retry.Error, ...). Each text's where is where, then the error's type
+// for one of the chain.
+func ErrTexts(where string, err error, add func(where, text string)) {
 	for i, e := range chain(err) {
 		at := where
 		if i > 0 {
@@ -196,9 +201,9 @@ func (w *Watch) Err(where string, err error) {
 			}
 			at = fmt.Sprintf("%s > %T", where, e)
 		}
-		w.Text(at+" Error()", e.Error())
-		w.Text(at+" %+v", fmt.Sprintf("%+v", e))
-		w.Text(at+" %#v", fmt.Sprintf("%#v", e))
+		add(at+" Error()", e.Error())
+		add(at+" %+v", fmt.Sprintf("%+v", e))
+		add(at+" %#v", fmt.Sprintf("%#v", e))
 	}
 }
 
