@@ -203,15 +203,8 @@ func TestHarvestCrashRefetchesOnlyUnrecordedPages(t *testing.T) {
 // at page 7 leaves a state at page 6, though the checkpoint had not
 // written one since the start.
 func TestHarvestInterruptionRecordsEveryPageWritten(t *testing.T) {
-	h, err := steadytest.NewHandler(steadytest.ServerOptions{Rows: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	b := &blocking{h: h, from: 600}
+	b, srv := blockingServer(t, 1000, 600)
 	b.blocked.Store(true)
-	srv := httptest.NewServer(b)
-	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "rows.jsonl")
 	if code, _, errText := cli(t, "harvest", "-q", "--retries", "1", srv.URL+"/items?limit=100", "-o", out); code != exitInterrupted {
 		t.Fatalf("exit %d, %q; want 3", code, errText)

@@ -492,15 +492,8 @@ func TestBinaryMessagesInTheUsersWords(t *testing.T) {
 	}
 
 	// A refused --resume names the option that differs, as typed.
-	h, err := steadytest.NewHandler(steadytest.ServerOptions{Rows: 300})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	b := &blocking{h: h, from: 200}
+	b, bs := blockingServer(t, 300, 200)
 	b.blocked.Store(true)
-	bs := httptest.NewServer(b)
-	defer bs.Close()
 	out = filepath.Join(t.TempDir(), "rows.jsonl")
 	if code, _, errText := runBinary(t, nil, "harvest", "-q", "--retries", "0", bs.URL+"/items?limit=100", "-o", out); code != exitInterrupted {
 		t.Fatalf("interrupted: exit %d, %q", code, errText)
@@ -528,15 +521,8 @@ func TestBinaryMessagesInTheUsersWords(t *testing.T) {
 // Item 7: progress after --resume starts from the rows and pages already
 // done, says where it picks up once, and ends at 100%.
 func TestBinaryResumeProgress(t *testing.T) {
-	h, err := steadytest.NewHandler(steadytest.ServerOptions{Rows: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	b := &blocking{h: h, from: 300}
+	b, srv := blockingServer(t, 1000, 300)
 	b.blocked.Store(true)
-	srv := httptest.NewServer(b)
-	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "rows.jsonl")
 	args := []string{"harvest", srv.URL + "/items?limit=100", "-o", out}
 	if code, _, errText := runBinary(t, nil, append(args, "-q", "--retries", "0")...); code != exitInterrupted {

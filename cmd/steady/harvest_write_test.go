@@ -227,14 +227,7 @@ func TestBinaryHarvestFileSizeLimit(t *testing.T) {
 // that lost the data, or a hand edit) is refused: extending it would put
 // NUL bytes where rows were.
 func TestHarvestShortPartialIsRefused(t *testing.T) {
-	h, err := steadytest.NewHandler(steadytest.ServerOptions{Rows: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	b := &blocking{h: h, from: 300}
-	srv := httptest.NewServer(b)
-	defer srv.Close()
+	b, srv := blockingServer(t, 500, 300)
 	b.blocked.Store(true)
 	out := filepath.Join(t.TempDir(), "rows.jsonl")
 	if code, _, errText := cli(t, "harvest", "-q", "--retries", "0", srv.URL+"/items?limit=100", "-o", out); code != exitInterrupted {

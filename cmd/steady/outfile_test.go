@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"io"
 	"io/fs"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,14 +121,7 @@ func TestHarvestPartialSymlinkIsRefused(t *testing.T) {
 
 // The partial file is swapped for a link between a run and its resume.
 func TestHarvestResumeThroughSwappedSymlinkIsRefused(t *testing.T) {
-	h, err := steadytest.NewHandler(steadytest.ServerOptions{Rows: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	b := &blocking{h: h, from: 200}
-	ts := httptest.NewServer(b)
-	defer ts.Close()
+	b, ts := blockingServer(t, 500, 200)
 	srv := ts.URL
 	b.blocked.Store(true)
 	out := filepath.Join(t.TempDir(), "rows.jsonl")

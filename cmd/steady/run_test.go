@@ -299,17 +299,25 @@ func (b *blocking) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.h.ServeHTTP(w, r)
 }
 
+// blockingServer serves rows rows through a blocking from offset from,
+// unblocked; the test's end stops both.
+func blockingServer(t *testing.T, rows, from int) (*blocking, *httptest.Server) {
+	t.Helper()
+	h, err := steadytest.NewHandler(steadytest.ServerOptions{Rows: rows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	b := &blocking{h: h, from: from}
+	srv := httptest.NewServer(b)
+	t.Cleanup(srv.Close)
+	return b, srv
+}
+
 func TestHarvestResumeEqualsUninterrupted(t *testing.T) {
 	for _, format := range []string{"jsonl", "csv"} {
 		t.Run(format, func(t *testing.T) {
-			h, err := steadytest.NewHandler(steadytest.ServerOptions{Rows: 1000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer h.Close()
-			b := &blocking{h: h, from: 600}
-			srv := httptest.NewServer(b)
-			defer srv.Close()
+			b, srv := blockingServer(t, 1000, 600)
 			dir := t.TempDir()
 			whole := filepath.Join(dir, "whole."+format)
 			if code, _, errText := cli(t, "harvest", "-q", srv.URL+"/items?limit=100", "-o", whole); code != exitOK {
