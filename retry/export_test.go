@@ -12,9 +12,6 @@ func ServerWait(hint time.Duration, r float64, maxBackoff, maxRetryAfter time.Du
 	return serverWait(hint, r, maxBackoff, maxRetryAfter)
 }
 
-// ParseContentRange exposes the Content-Range parser.
-func ParseContentRange(v string) (first, last, total int64, ok bool) { return parseContentRange(v) }
-
 // States returns how many quota states the pacer keeps.
 func (p *Pacer) States() int {
 	p.mu.Lock()

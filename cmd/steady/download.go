@@ -19,6 +19,7 @@ import (
 
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/retry"
 )
 
 // A download to a regular file (ADR 153) is written to FILE.partial, with
@@ -227,9 +228,9 @@ func probeDir(out string) error {
 // checkContinuation checks a 206 to the Range request from byte from.
 func checkContinuation(resp *http.Response, rec *partialRecord, from int64) error {
 	cr := resp.Header.Get("Content-Range")
-	first, _, total, ok := parseByteRange(cr)
+	first, last, total, ok := retry.ParseContentRange(cr)
 	switch {
-	case !ok || first != from:
+	case !ok || first != from || total <= last: // "*" for first or total is -1
 		return fmt.Errorf("the server's Content-Range %s does not start at byte %d", strconv.Quote(cr), from)
 	case rec.Length >= 0 && total != rec.Length:
 		return fmt.Errorf("the server's Content-Range %s says the body is no longer %d bytes", strconv.Quote(cr), rec.Length)
@@ -259,27 +260,6 @@ func (d *download) skipOverlap(f *os.File, body io.Reader, have int64) error {
 			partialPath(d.out), have-1)
 	}
 	return nil
-}
-
-// parseByteRange parses "bytes first-last/total" with a numeric total.
-func parseByteRange(v string) (first, last, total int64, ok bool) {
-	rest, found := strings.CutPrefix(v, "bytes ")
-	if !found {
-		return 0, 0, 0, false
-	}
-	rng, tot, found := strings.Cut(rest, "/")
-	a, z, found2 := strings.Cut(rng, "-")
-	if !found || !found2 {
-		return 0, 0, 0, false
-	}
-	var err1, err2, err3 error
-	first, err1 = strconv.ParseInt(a, 10, 64)
-	last, err2 = strconv.ParseInt(z, 10, 64)
-	total, err3 = strconv.ParseInt(tot, 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || first < 0 || last < first || total <= last {
-		return 0, 0, 0, false
-	}
-	return first, last, total, true
 }
 
 // strongOnly keeps a strong ETag; a weak one cannot guard a range.

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -329,5 +330,71 @@ func TestGetStalledBodyEnds(t *testing.T) {
 	}
 	if st, err := os.Stat(out + ".partial"); err != nil || st.Size() != 5000 {
 		t.Errorf("the 5000 bytes that arrived were not kept: %v", err)
+	}
+}
+
+// rewriteRange passes an origin's answers on with their Content-Range
+// rewritten by f, as a lying or unusual server would send it.
+type rewriteRange struct {
+	http.ResponseWriter
+	f func(string) string
+}
+
+func (w rewriteRange) WriteHeader(code int) {
+	if cr := w.Header().Get("Content-Range"); cr != "" {
+		w.Header().Set("Content-Range", w.f(cr))
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// A partial is continued across runs only on a Content-Range the library's
+// own continuations would accept (retry.ParseContentRange): the unit in any
+// case, plain digits only. A sign, a space or an unknown total is refused
+// and the partial kept as it was.
+func TestGetChecksTheContinuationsContentRange(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    func(string) string
+		ok   bool
+	}{
+		{"unit in capitals", func(s string) string { return "BYTES" + strings.TrimPrefix(s, "bytes") }, true},
+		{"a sign", func(s string) string { return strings.Replace(s, "bytes ", "bytes +", 1) }, false},
+		{"a space in the total", func(s string) string { return strings.Replace(s, "/", "/ ", 1) }, false},
+		{"an unknown total", func(s string) string { return s[:strings.Index(s, "/")] + "/*" }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := &origin{data: randomBytes(400_000, 3), etag: `"e1"`, cut: 150_000}
+			var lie atomic.Bool
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if lie.Load() {
+					w = rewriteRange{ResponseWriter: w, f: c.f}
+				}
+				o.ServeHTTP(w, r)
+			}))
+			defer srv.Close()
+			out := filepath.Join(t.TempDir(), "f.bin")
+			if code, _, errText := cli(t, "get", "-q", "--retries", "0", srv.URL+"/f", "-o", out); code != exitInterrupted {
+				t.Fatalf("first run: exit %d, %q", code, errText)
+			}
+			before, err := os.ReadFile(partialPath(out))
+			if err != nil || len(before) == 0 {
+				t.Fatalf("no partial after the first run: %v", err)
+			}
+			o.set(o.data, `"e1"`, 0)
+			lie.Store(true)
+			code, _, errText := cli(t, "get", "-q", "--retries", "0", srv.URL+"/f", "-o", out)
+			if c.ok {
+				if code != exitOK || fileSum(t, out) != sumOf(o.data) {
+					t.Fatalf("exit %d, %q; want the whole file", code, errText)
+				}
+				return
+			}
+			if code == exitOK || !strings.Contains(errText, "Content-Range") {
+				t.Fatalf("exit %d, %q; want a refusal naming the Content-Range", code, errText)
+			}
+			if after, err := os.ReadFile(partialPath(out)); err != nil || !bytes.Equal(after, before) {
+				t.Errorf("the partial changed after a refused continuation (%d bytes before, %d after, %v)", len(before), len(after), err)
+			}
+		})
 	}
 }
