@@ -93,7 +93,7 @@ func (a *Adapter) StartAttempt(e progress.Event) context.Context {
 	host, port := hostPort(e.Host, e.URL)
 	method, original := normalMethod(e.Method)
 	resend := e.Attempt > 1
-	a.m.attempts.Add(ctx, 1, a.m.attemptSet(host, method, resend))
+	a.m.attempts.Add(ctx, 1, a.m.attemptSet(host, method, resend).add...)
 
 	var kv [7]attribute.KeyValue
 	n := 0
@@ -139,7 +139,7 @@ func (a *Adapter) Report(e progress.Event) {
 		host, _ := hostPort(e.Host, e.URL)
 		a.m.resends.Add(ctx, 1, metric.WithAttributes(semconv.ServerAddress(host),
 			errorType(e), attribute.String(KeyWaitReason, reason)))
-		a.m.waits.Record(ctx, e.Wait.Seconds(), a.m.waitSet(host, reason))
+		a.m.waits.Record(ctx, e.Wait.Seconds(), a.m.waitSet(host, reason).rec...)
 		span, ok := attemptSpan(ctx)
 		if !ok {
 			return
@@ -152,7 +152,7 @@ func (a *Adapter) Report(e progress.Event) {
 	case progress.Waiting:
 		reason := waitReason(e.Reason)
 		host, _ := hostPort(e.Host, e.URL)
-		a.m.waits.Record(ctx, e.Wait.Seconds(), a.m.waitSet(host, reason))
+		a.m.waits.Record(ctx, e.Wait.Seconds(), a.m.waitSet(host, reason).rec...)
 		if reason == WaitPacing {
 			a.m.holds.Add(ctx, 1, metric.WithAttributes(semconv.ServerAddress(host)))
 		}

@@ -31,7 +31,21 @@ type instruments struct {
 	waits                                                               metric.Float64Histogram
 
 	mu   sync.RWMutex
-	sets map[setKey]metric.MeasurementOption
+	sets map[setKey]measurement
+}
+
+// measurement holds one attribute set's option as the argument lists the
+// instruments take. The instruments are interfaces, so a variadic list
+// built at the call escapes, an allocation per measurement; these are
+// built once and only read by the SDK.
+type measurement struct {
+	add []metric.AddOption
+	rec []metric.RecordOption
+}
+
+func newMeasurement(kv []attribute.KeyValue) measurement {
+	o := metric.WithAttributeSet(attribute.NewSet(kv...))
+	return measurement{add: []metric.AddOption{o}, rec: []metric.RecordOption{o}}
 }
 
 func (m *instruments) init(meter metric.Meter) error {
@@ -54,7 +68,7 @@ func (m *instruments) init(meter metric.Meter) error {
 		metric.WithDescription("Waits before an attempt, by reason."),
 		metric.WithExplicitBucketBoundaries(waitBuckets...))
 	errs = append(errs, err)
-	m.sets = make(map[setKey]metric.MeasurementOption)
+	m.sets = make(map[setKey]measurement)
 	return errors.Join(errs...)
 }
 
@@ -67,17 +81,16 @@ type setKey struct {
 // maxSets bounds the cache; past it sets are built per measurement.
 const maxSets = 1024
 
-// set returns the measurement option for k, built once: building an
-// attribute set sorts and copies, which would cost allocations on every
-// request.
-func (m *instruments) set(k setKey, build func() []attribute.KeyValue) metric.MeasurementOption {
+// set returns the measurement for k, built once: building an attribute
+// set sorts and copies, which would cost allocations on every request.
+func (m *instruments) set(k setKey, build func() []attribute.KeyValue) measurement {
 	m.mu.RLock()
 	o, ok := m.sets[k]
 	m.mu.RUnlock()
 	if ok {
 		return o
 	}
-	o = metric.WithAttributeSet(attribute.NewSet(build()...))
+	o = newMeasurement(build())
 	m.mu.Lock()
 	if len(m.sets) < maxSets {
 		m.sets[k] = o
@@ -86,13 +99,13 @@ func (m *instruments) set(k setKey, build func() []attribute.KeyValue) metric.Me
 	return o
 }
 
-func (m *instruments) attemptSet(host string, method attribute.KeyValue, resend bool) metric.MeasurementOption {
+func (m *instruments) attemptSet(host string, method attribute.KeyValue, resend bool) measurement {
 	return m.set(setKey{host: host, method: method.Value.AsString(), resend: resend}, func() []attribute.KeyValue {
 		return []attribute.KeyValue{semconv.ServerAddress(host), method, attribute.Bool(KeyResend, resend)}
 	})
 }
 
-func (m *instruments) waitSet(host, reason string) metric.MeasurementOption {
+func (m *instruments) waitSet(host, reason string) measurement {
 	return m.set(setKey{host: host, reason: reason}, func() []attribute.KeyValue {
 		return []attribute.KeyValue{semconv.ServerAddress(host), attribute.String(KeyWaitReason, reason)}
 	})
