@@ -145,8 +145,7 @@ func (a *Adapter) Report(e progress.Event) {
 			return
 		}
 		a.outcome(span, e)
-		span.AddEvent(EventWait, trace.WithTimestamp(stamp(e.Time)), trace.WithAttributes(
-			attribute.String(KeyWaitReason, reason), attribute.Float64(KeyWaitDuration, e.Wait.Seconds())))
+		waitEvent(span, e, reason)
 		span.End()
 
 	case progress.Waiting:
@@ -158,8 +157,7 @@ func (a *Adapter) Report(e progress.Event) {
 		}
 		// Before its attempt: the wait belongs to the request's span.
 		if span := trace.SpanFromContext(ctx); span.IsRecording() {
-			span.AddEvent(EventWait, trace.WithTimestamp(stamp(e.Time)), trace.WithAttributes(
-				attribute.String(KeyWaitReason, reason), attribute.Float64(KeyWaitDuration, e.Wait.Seconds())))
+			waitEvent(span, e, reason)
 		}
 
 	case progress.RequestFinished:
@@ -257,6 +255,12 @@ func errorType(e progress.Event) attribute.KeyValue {
 		return semconv.ErrorTypeKey.String(StopCanceled)
 	}
 	return semconv.ErrorTypeOther
+}
+
+// waitEvent adds the wait e tells, with its reason as recorded, to span.
+func waitEvent(span trace.Span, e progress.Event, reason string) {
+	span.AddEvent(EventWait, trace.WithTimestamp(stamp(e.Time)), trace.WithAttributes(
+		attribute.String(KeyWaitReason, reason), attribute.Float64(KeyWaitDuration, e.Wait.Seconds())))
 }
 
 // quotaEvent adds the quota e tells to its attempt's span.
