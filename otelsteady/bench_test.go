@@ -4,12 +4,15 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/steadyhttp/steady/otelsteady"
+	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -55,6 +58,41 @@ func BenchmarkSuccess(b *testing.B) {
 					b.Fatal(r, err)
 				}
 				r.Body.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkEventMetrics is the cost of the measurements of the events
+// other than an attempt's start and end (a re-send, a stop, a page, a
+// pacing hold), outside any span, so that only the metrics are measured:
+// each records with an attribute set built once per host and reason.
+func BenchmarkEventMetrics(b *testing.B) {
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	a, err := otelsteady.New(otelsteady.Options{TracerProvider: noop.NewTracerProvider(), MeterProvider: mp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	at := progress.Event{Host: "api.example.gov", URL: "https://api.example.gov/items", Context: context.Background(), Time: time.Now()}
+	with := func(f func(*progress.Event)) progress.Event { e := at; f(&e); return e }
+	for _, c := range []struct {
+		name string
+		e    progress.Event
+	}{
+		{"resend", with(func(e *progress.Event) {
+			e.Kind, e.Status, e.Reason, e.Wait = progress.RetryScheduled, 503, progress.WaitBackoff, time.Second
+		})},
+		{"stop", with(func(e *progress.Event) { e.Kind, e.Stop = progress.Stopped, retry.ErrBudget })},
+		{"page", with(func(e *progress.Event) { e.Kind, e.Items = progress.PageReceived, 3 })},
+		{"hold", with(func(e *progress.Event) {
+			e.Kind, e.Reason, e.Wait = progress.Waiting, progress.WaitRateLimited, time.Second
+		})},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				a.Report(c.e)
 			}
 		})
 	}
