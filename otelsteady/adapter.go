@@ -137,8 +137,7 @@ func (a *Adapter) Report(e progress.Event) {
 	case progress.RetryScheduled:
 		reason := waitReason(e.Reason)
 		host, _ := hostPort(e.Host, e.URL)
-		a.m.resends.Add(ctx, 1, metric.WithAttributes(semconv.ServerAddress(host),
-			errorType(e), attribute.String(KeyWaitReason, reason)))
+		a.m.resends.Add(ctx, 1, a.m.resendSet(host, errorType(e), reason).add...)
 		a.m.waits.Record(ctx, e.Wait.Seconds(), a.m.waitSet(host, reason).rec...)
 		span, ok := attemptSpan(ctx)
 		if !ok {
@@ -153,7 +152,7 @@ func (a *Adapter) Report(e progress.Event) {
 		host, _ := hostPort(e.Host, e.URL)
 		a.m.waits.Record(ctx, e.Wait.Seconds(), a.m.waitSet(host, reason).rec...)
 		if reason == WaitPacing {
-			a.m.holds.Add(ctx, 1, metric.WithAttributes(semconv.ServerAddress(host)))
+			a.m.holds.Add(ctx, 1, a.m.hostSet(host).add...)
 		}
 		// Before its attempt: the wait belongs to the request's span.
 		if span := trace.SpanFromContext(ctx); span.IsRecording() {
@@ -174,9 +173,9 @@ func (a *Adapter) Report(e progress.Event) {
 	case progress.Stopped:
 		reason := stopReason(e.Stop)
 		host, _ := hostPort(e.Host, e.URL)
-		a.m.stops.Add(ctx, 1, metric.WithAttributes(semconv.ServerAddress(host), attribute.String(KeyStopReason, reason)))
+		a.m.stops.Add(ctx, 1, a.m.stopSet(host, reason).add...)
 		if reason == StopBudget {
-			a.m.refusals.Add(ctx, 1, metric.WithAttributes(semconv.ServerAddress(host)))
+			a.m.refusals.Add(ctx, 1, a.m.hostSet(host).add...)
 		}
 		// A stop between attempts (cancelled during a backoff, a pacing
 		// hold refused) is told to the request's span, which is not ours
@@ -205,9 +204,9 @@ func (a *Adapter) Report(e progress.Event) {
 
 	case progress.PageReceived:
 		host, _ := hostPort(e.Host, e.URL)
-		set := metric.WithAttributes(semconv.ServerAddress(host))
-		a.m.pages.Add(ctx, 1, set)
-		a.m.rows.Add(ctx, e.Items, set)
+		set := a.m.hostSet(host)
+		a.m.pages.Add(ctx, 1, set.add...)
+		a.m.rows.Add(ctx, e.Items, set.add...)
 
 	case progress.SubrequestDone:
 		a.m.subrequests.Add(ctx, 1)

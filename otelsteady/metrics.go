@@ -72,11 +72,27 @@ func (m *instruments) init(meter metric.Meter) error {
 	return errors.Join(errs...)
 }
 
-// setKey names one attribute set the request path records with.
+// setKey names one attribute set the events record with: of says which
+// attributes, and v1 and v2 hold the values after server.address's, so
+// that a key stays as small to hash as the attempt's set needs. The same
+// values mean other attributes in another kind (a wait's reason and a
+// stop's are both _OTHER when unknown), hence of.
 type setKey struct {
-	host, method, reason string
-	resend               bool
+	of     setOf
+	resend bool
+	host   string
+	v1, v2 string
 }
+
+type setOf uint8
+
+const (
+	ofAttempt setOf = iota // v1 http.request.method, and steady.resend
+	ofWait                 // v1 steady.wait.reason
+	ofResend               // v1 error.type, v2 steady.wait.reason
+	ofStop                 // v1 steady.stop.reason
+	ofHost                 // server.address alone
+)
 
 // maxSets bounds the cache; past it sets are built per measurement.
 const maxSets = 1024
@@ -100,13 +116,31 @@ func (m *instruments) set(k setKey, build func() []attribute.KeyValue) measureme
 }
 
 func (m *instruments) attemptSet(host string, method attribute.KeyValue, resend bool) measurement {
-	return m.set(setKey{host: host, method: method.Value.AsString(), resend: resend}, func() []attribute.KeyValue {
+	return m.set(setKey{of: ofAttempt, host: host, v1: method.Value.AsString(), resend: resend}, func() []attribute.KeyValue {
 		return []attribute.KeyValue{semconv.ServerAddress(host), method, attribute.Bool(KeyResend, resend)}
 	})
 }
 
 func (m *instruments) waitSet(host, reason string) measurement {
-	return m.set(setKey{host: host, reason: reason}, func() []attribute.KeyValue {
+	return m.set(setKey{of: ofWait, host: host, v1: reason}, func() []attribute.KeyValue {
 		return []attribute.KeyValue{semconv.ServerAddress(host), attribute.String(KeyWaitReason, reason)}
+	})
+}
+
+func (m *instruments) resendSet(host string, errType attribute.KeyValue, reason string) measurement {
+	return m.set(setKey{of: ofResend, host: host, v1: errType.Value.AsString(), v2: reason}, func() []attribute.KeyValue {
+		return []attribute.KeyValue{semconv.ServerAddress(host), errType, attribute.String(KeyWaitReason, reason)}
+	})
+}
+
+func (m *instruments) stopSet(host, reason string) measurement {
+	return m.set(setKey{of: ofStop, host: host, v1: reason}, func() []attribute.KeyValue {
+		return []attribute.KeyValue{semconv.ServerAddress(host), attribute.String(KeyStopReason, reason)}
+	})
+}
+
+func (m *instruments) hostSet(host string) measurement {
+	return m.set(setKey{of: ofHost, host: host}, func() []attribute.KeyValue {
+		return []attribute.KeyValue{semconv.ServerAddress(host)}
 	})
 }
