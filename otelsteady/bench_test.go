@@ -11,6 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/otelsteady"
 	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
@@ -60,6 +61,36 @@ func BenchmarkSuccess(b *testing.B) {
 				r.Body.Close()
 			}
 		})
+	}
+}
+
+// BenchmarkSuccessWithKeys is BenchmarkSuccess's adapter stack with a key
+// given to the adapter, whose value every recorded URL is searched for.
+func BenchmarkSuccessWithKeys(b *testing.B) {
+	tp := sdktrace.NewTracerProvider()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() {
+		_ = tp.Shutdown(context.Background())
+		_ = mp.Shutdown(context.Background())
+	})
+	header := http.Header{}
+	bottom := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Status: "200 OK", Header: header, Body: http.NoBody, Request: r}, nil
+	})
+	adapter, err := otelsteady.New(otelsteady.Options{TracerProvider: tp, MeterProvider: mp,
+		Keys: []credentials.Key{{Header: "X-Api-Key", Value: "k-3f9a0c/+="}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rt := retry.New(bottom, retry.Policy{Reporter: adapter})
+	req, _ := http.NewRequest(http.MethodGet, "https://api.example.gov/items?page=2", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := rt.RoundTrip(req)
+		if err != nil || r.StatusCode != 200 {
+			b.Fatal(r, err)
+		}
+		r.Body.Close()
 	}
 }
 
