@@ -46,9 +46,12 @@ type Options struct {
 // renderer through [progress.Multi]), and each attempt is sent with its
 // span in the request's context. It is safe for concurrent use.
 type Adapter struct {
-	tracer  trace.Tracer
-	m       instruments
-	secrets []string
+	tracer trace.Tracer
+	m      instruments
+	// redact replaces the keys' values, nil without keys. It is made once:
+	// making one escapes every value and builds a replacer, which
+	// credentials.Redact would do again for every text.
+	redact *credentials.Redactor
 }
 
 var _ progress.Tracer = (*Adapter)(nil)
@@ -68,18 +71,20 @@ func New(opt Options) (*Adapter, error) {
 	if err := a.m.init(mp.Meter(ScopeName)); err != nil {
 		return nil, fmt.Errorf("otelsteady: %w", err)
 	}
+	var secrets []string
 	for _, k := range opt.Keys {
 		if k.Value == "" {
 			continue
 		}
-		a.secrets = append(a.secrets, k.Value)
+		secrets = append(secrets, k.Value)
 		if esc := url.QueryEscape(k.Value); esc != k.Value {
-			a.secrets = append(a.secrets, esc)
+			secrets = append(secrets, esc)
 		}
 		if esc := url.PathEscape(k.Value); esc != k.Value {
-			a.secrets = append(a.secrets, esc)
+			secrets = append(secrets, esc)
 		}
 	}
+	a.redact = credentials.NewRedactor(secrets...)
 	return a, nil
 }
 
