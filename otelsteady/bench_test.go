@@ -17,6 +17,22 @@ import (
 	"github.com/steadyhttp/steady/retry"
 )
 
+// benchRig returns SDK providers, shut down when b ends, and a bottom
+// transport that answers 200 at once, with a fresh response each time, as
+// a real transport gives: otelhttp wraps the body it is handed.
+func benchRig(b *testing.B) (*sdktrace.TracerProvider, *sdkmetric.MeterProvider, http.RoundTripper) {
+	tp := sdktrace.NewTracerProvider()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() {
+		_ = tp.Shutdown(context.Background())
+		_ = mp.Shutdown(context.Background())
+	})
+	header := http.Header{}
+	return tp, mp, roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Status: "200 OK", Header: header, Body: http.NoBody, Request: r}, nil
+	})
+}
+
 // BenchmarkSuccess is the cost of one successful request through the
 // retrying transport: without telemetry, with otelhttp's span over it, and
 // with the adapter, on the same SDK providers and a bottom transport that
@@ -24,18 +40,7 @@ import (
 // sub-benchmarks of one function, so -count interleaves them; compare
 // medians (the README gives the command and figures).
 func BenchmarkSuccess(b *testing.B) {
-	tp := sdktrace.NewTracerProvider()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-	b.Cleanup(func() {
-		_ = tp.Shutdown(context.Background())
-		_ = mp.Shutdown(context.Background())
-	})
-	// A fresh response each time, as a real transport gives: otelhttp
-	// wraps the body it is handed.
-	header := http.Header{}
-	bottom := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		return &http.Response{StatusCode: 200, Status: "200 OK", Header: header, Body: http.NoBody, Request: r}, nil
-	})
+	tp, mp, bottom := benchRig(b)
 	adapter, err := otelsteady.New(otelsteady.Options{TracerProvider: tp, MeterProvider: mp})
 	if err != nil {
 		b.Fatal(err)
@@ -67,16 +72,7 @@ func BenchmarkSuccess(b *testing.B) {
 // BenchmarkSuccessWithKeys is BenchmarkSuccess's adapter stack with a key
 // given to the adapter, whose value every recorded URL is searched for.
 func BenchmarkSuccessWithKeys(b *testing.B) {
-	tp := sdktrace.NewTracerProvider()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-	b.Cleanup(func() {
-		_ = tp.Shutdown(context.Background())
-		_ = mp.Shutdown(context.Background())
-	})
-	header := http.Header{}
-	bottom := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		return &http.Response{StatusCode: 200, Status: "200 OK", Header: header, Body: http.NoBody, Request: r}, nil
-	})
+	tp, mp, bottom := benchRig(b)
 	adapter, err := otelsteady.New(otelsteady.Options{TracerProvider: tp, MeterProvider: mp,
 		Keys: []credentials.Key{{Header: "X-Api-Key", Value: "k-3f9a0c/+="}}})
 	if err != nil {
