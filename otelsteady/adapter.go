@@ -100,7 +100,9 @@ func (a *Adapter) StartAttempt(e progress.Event) context.Context {
 	resend := e.Attempt > 1
 	a.m.attempts.Add(ctx, 1, a.m.attemptSet(host, method, resend).add...)
 
-	var kv [7]attribute.KeyValue
+	// At most six: the method and its original, the address and port,
+	// the URL and the resend count. The array escapes with the option.
+	var kv [6]attribute.KeyValue
 	n := 0
 	add := func(v attribute.KeyValue) { kv[n] = v; n++ }
 	add(method)
