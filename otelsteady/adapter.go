@@ -46,9 +46,12 @@ type Options struct {
 // renderer through [progress.Multi]), and each attempt is sent with its
 // span in the request's context. It is safe for concurrent use.
 type Adapter struct {
-	tracer  trace.Tracer
-	m       instruments
-	secrets []string
+	tracer trace.Tracer
+	m      instruments
+	// redact replaces the keys' values, nil without keys. It is made once:
+	// making one escapes every value and builds a replacer, which
+	// credentials.Redact would do again for every text.
+	redact *credentials.Redactor
 }
 
 var _ progress.Tracer = (*Adapter)(nil)
@@ -68,18 +71,20 @@ func New(opt Options) (*Adapter, error) {
 	if err := a.m.init(mp.Meter(ScopeName)); err != nil {
 		return nil, fmt.Errorf("otelsteady: %w", err)
 	}
+	var secrets []string
 	for _, k := range opt.Keys {
 		if k.Value == "" {
 			continue
 		}
-		a.secrets = append(a.secrets, k.Value)
+		secrets = append(secrets, k.Value)
 		if esc := url.QueryEscape(k.Value); esc != k.Value {
-			a.secrets = append(a.secrets, esc)
+			secrets = append(secrets, esc)
 		}
 		if esc := url.PathEscape(k.Value); esc != k.Value {
-			a.secrets = append(a.secrets, esc)
+			secrets = append(secrets, esc)
 		}
 	}
+	a.redact = credentials.NewRedactor(secrets...)
 	return a, nil
 }
 
@@ -93,9 +98,11 @@ func (a *Adapter) StartAttempt(e progress.Event) context.Context {
 	host, port := hostPort(e.Host, e.URL)
 	method, original := normalMethod(e.Method)
 	resend := e.Attempt > 1
-	a.m.attempts.Add(ctx, 1, a.m.attemptSet(host, method, resend))
+	a.m.attempts.Add(ctx, 1, a.m.attemptSet(host, method, resend).add...)
 
-	var kv [7]attribute.KeyValue
+	// At most six: the method and its original, the address and port,
+	// the URL and the resend count. The array escapes with the option.
+	var kv [6]attribute.KeyValue
 	n := 0
 	add := func(v attribute.KeyValue) { kv[n] = v; n++ }
 	add(method)
@@ -137,29 +144,26 @@ func (a *Adapter) Report(e progress.Event) {
 	case progress.RetryScheduled:
 		reason := waitReason(e.Reason)
 		host, _ := hostPort(e.Host, e.URL)
-		a.m.resends.Add(ctx, 1, metric.WithAttributes(semconv.ServerAddress(host),
-			errorType(e), attribute.String(KeyWaitReason, reason)))
-		a.m.waits.Record(ctx, e.Wait.Seconds(), a.m.waitSet(host, reason))
+		a.m.resends.Add(ctx, 1, a.m.resendSet(host, errorType(e), reason).add...)
+		a.m.waits.Record(ctx, e.Wait.Seconds(), a.m.waitSet(host, reason).rec...)
 		span, ok := attemptSpan(ctx)
 		if !ok {
 			return
 		}
 		a.outcome(span, e)
-		span.AddEvent(EventWait, trace.WithTimestamp(stamp(e.Time)), trace.WithAttributes(
-			attribute.String(KeyWaitReason, reason), attribute.Float64(KeyWaitDuration, e.Wait.Seconds())))
+		waitEvent(span, e, reason)
 		span.End()
 
 	case progress.Waiting:
 		reason := waitReason(e.Reason)
 		host, _ := hostPort(e.Host, e.URL)
-		a.m.waits.Record(ctx, e.Wait.Seconds(), a.m.waitSet(host, reason))
+		a.m.waits.Record(ctx, e.Wait.Seconds(), a.m.waitSet(host, reason).rec...)
 		if reason == WaitPacing {
-			a.m.holds.Add(ctx, 1, metric.WithAttributes(semconv.ServerAddress(host)))
+			a.m.holds.Add(ctx, 1, a.m.hostSet(host).add...)
 		}
 		// Before its attempt: the wait belongs to the request's span.
 		if span := trace.SpanFromContext(ctx); span.IsRecording() {
-			span.AddEvent(EventWait, trace.WithTimestamp(stamp(e.Time)), trace.WithAttributes(
-				attribute.String(KeyWaitReason, reason), attribute.Float64(KeyWaitDuration, e.Wait.Seconds())))
+			waitEvent(span, e, reason)
 		}
 
 	case progress.RequestFinished:
@@ -176,9 +180,9 @@ func (a *Adapter) Report(e progress.Event) {
 	case progress.Stopped:
 		reason := stopReason(e.Stop)
 		host, _ := hostPort(e.Host, e.URL)
-		a.m.stops.Add(ctx, 1, metric.WithAttributes(semconv.ServerAddress(host), attribute.String(KeyStopReason, reason)))
+		a.m.stops.Add(ctx, 1, a.m.stopSet(host, reason).add...)
 		if reason == StopBudget {
-			a.m.refusals.Add(ctx, 1, metric.WithAttributes(semconv.ServerAddress(host)))
+			a.m.refusals.Add(ctx, 1, a.m.hostSet(host).add...)
 		}
 		// A stop between attempts (cancelled during a backoff, a pacing
 		// hold refused) is told to the request's span, which is not ours
@@ -207,9 +211,9 @@ func (a *Adapter) Report(e progress.Event) {
 
 	case progress.PageReceived:
 		host, _ := hostPort(e.Host, e.URL)
-		set := metric.WithAttributes(semconv.ServerAddress(host))
-		a.m.pages.Add(ctx, 1, set)
-		a.m.rows.Add(ctx, e.Items, set)
+		set := a.m.hostSet(host)
+		a.m.pages.Add(ctx, 1, set.add...)
+		a.m.rows.Add(ctx, e.Items, set.add...)
 
 	case progress.SubrequestDone:
 		a.m.subrequests.Add(ctx, 1)
@@ -257,6 +261,12 @@ func errorType(e progress.Event) attribute.KeyValue {
 		return semconv.ErrorTypeKey.String(StopCanceled)
 	}
 	return semconv.ErrorTypeOther
+}
+
+// waitEvent adds the wait e tells, with its reason as recorded, to span.
+func waitEvent(span trace.Span, e progress.Event, reason string) {
+	span.AddEvent(EventWait, trace.WithTimestamp(stamp(e.Time)), trace.WithAttributes(
+		attribute.String(KeyWaitReason, reason), attribute.Float64(KeyWaitDuration, e.Wait.Seconds())))
 }
 
 // quotaEvent adds the quota e tells to its attempt's span.

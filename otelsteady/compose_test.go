@@ -1,6 +1,7 @@
 package otelsteady_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -34,6 +35,31 @@ func server(t *testing.T, r *rig) *httptest.Server {
 		otelhttp.WithTracerProvider(r.tp), otelhttp.WithPropagators(propagation.TraceContext{})))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// doer is an *http.Client or a *steady.Client.
+type doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// fetch GETs url through c under the caller's span and returns the
+// request it sent.
+func (r *rig) fetch(t *testing.T, c doer, url string) *http.Request {
+	t.Helper()
+	var req *http.Request
+	_, err := r.underCaller(t, func(ctx context.Context) error {
+		req, _ = http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
 }
 
 // tree renders the ended spans as "who <- parent" lines in the order they
@@ -81,14 +107,7 @@ func TestBelowOtelhttp(t *testing.T) {
 	inner := otelhttp.NewTransport(srv.Client().Transport,
 		otelhttp.WithTracerProvider(r.tp), otelhttp.WithPropagators(propagation.TraceContext{}))
 	rt := retry.New(inner, retry.Policy{Reporter: r.adapter, InitialBackoff: 1e6, Rand: constRand(0.5)})
-	ctx, span := r.caller(t.Context())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/items", nil)
-	resp, err := (&http.Client{Transport: rt}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	span.End()
+	r.fetch(t, &http.Client{Transport: rt}, srv.URL+"/items")
 	diff(t, "span tree", tree(r.spans.Ended()), []string{
 		"caller <- (root)",
 		"steady attempt <- caller",
@@ -111,14 +130,7 @@ func TestAboveOtelhttp(t *testing.T) {
 	rt := otelhttp.NewTransport(
 		retry.New(srv.Client().Transport, retry.Policy{Reporter: r.adapter, InitialBackoff: 1e6, Rand: constRand(0.5)}),
 		otelhttp.WithTracerProvider(r.tp), otelhttp.WithPropagators(propagation.TraceContext{}))
-	ctx, span := r.caller(t.Context())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/items", nil)
-	resp, err := (&http.Client{Transport: rt}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	span.End()
+	r.fetch(t, &http.Client{Transport: rt}, srv.URL+"/items")
 	diff(t, "span tree", tree(r.spans.Ended()), []string{
 		"caller <- (root)",
 		"otelhttp client <- caller",
@@ -144,14 +156,7 @@ func TestPropagatingBelowTheClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.CloseIdleConnections()
-	ctx, span := r.caller(t.Context())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/items", nil)
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	span.End()
+	req := r.fetch(t, c, srv.URL+"/items")
 	if len(req.Header) != 0 {
 		t.Errorf("the caller's request gained headers: %v", req.Header)
 	}

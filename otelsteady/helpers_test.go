@@ -21,6 +21,7 @@ import (
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/otelsteady"
+	"github.com/steadyhttp/steady/retry"
 )
 
 // rig is an adapter recording to an in-memory span recorder and a manual
@@ -61,6 +62,24 @@ func newRig(t *testing.T, keys ...credentials.Key) *rig {
 // caller starts the caller's own span, as an instrumented handler would.
 func (r *rig) caller(ctx context.Context) (context.Context, trace.Span) {
 	return r.tp.Tracer("caller").Start(ctx, "caller")
+}
+
+// underCaller runs call under the caller's span, which ends when call
+// returns, and returns when the span started (the origin of spanText's
+// times) and call's error.
+func (r *rig) underCaller(t *testing.T, call func(context.Context) error) (time.Time, error) {
+	t0 := time.Now()
+	ctx, span := r.caller(t.Context())
+	defer span.End()
+	return t0, call(ctx)
+}
+
+// getItems GETs items once, under the caller's span, through a client on
+// bottom with policy p.
+func (r *rig) getItems(t *testing.T, bottom http.RoundTripper, p retry.Policy) (time.Time, error) {
+	t.Helper()
+	c := client(t, r, bottom, p)
+	return r.underCaller(t, func(ctx context.Context) error { return c.GetJSON(ctx, "items", nil, new(any)) })
 }
 
 // spanText renders every ended span, in the order they ended unless

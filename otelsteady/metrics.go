@@ -31,7 +31,21 @@ type instruments struct {
 	waits                                                               metric.Float64Histogram
 
 	mu   sync.RWMutex
-	sets map[setKey]metric.MeasurementOption
+	sets map[setKey]measurement
+}
+
+// measurement holds one attribute set's option as the argument lists the
+// instruments take. The instruments are interfaces, so a variadic list
+// built at the call escapes, an allocation per measurement; these are
+// built once and only read by the SDK.
+type measurement struct {
+	add []metric.AddOption
+	rec []metric.RecordOption
+}
+
+func newMeasurement(kv []attribute.KeyValue) measurement {
+	o := metric.WithAttributeSet(attribute.NewSet(kv...))
+	return measurement{add: []metric.AddOption{o}, rec: []metric.RecordOption{o}}
 }
 
 func (m *instruments) init(meter metric.Meter) error {
@@ -54,30 +68,45 @@ func (m *instruments) init(meter metric.Meter) error {
 		metric.WithDescription("Waits before an attempt, by reason."),
 		metric.WithExplicitBucketBoundaries(waitBuckets...))
 	errs = append(errs, err)
-	m.sets = make(map[setKey]metric.MeasurementOption)
+	m.sets = make(map[setKey]measurement)
 	return errors.Join(errs...)
 }
 
-// setKey names one attribute set the request path records with.
+// setKey names one attribute set the events record with: of says which
+// attributes, and v1 and v2 hold the values after server.address's, so
+// that a key stays as small to hash as the attempt's set needs. The same
+// values mean other attributes in another kind (a wait's reason and a
+// stop's are both _OTHER when unknown), hence of.
 type setKey struct {
-	host, method, reason string
-	resend               bool
+	of     setOf
+	resend bool
+	host   string
+	v1, v2 string
 }
+
+type setOf uint8
+
+const (
+	ofAttempt setOf = iota // v1 http.request.method, and steady.resend
+	ofWait                 // v1 steady.wait.reason
+	ofResend               // v1 error.type, v2 steady.wait.reason
+	ofStop                 // v1 steady.stop.reason
+	ofHost                 // server.address alone
+)
 
 // maxSets bounds the cache; past it sets are built per measurement.
 const maxSets = 1024
 
-// set returns the measurement option for k, built once: building an
-// attribute set sorts and copies, which would cost allocations on every
-// request.
-func (m *instruments) set(k setKey, build func() []attribute.KeyValue) metric.MeasurementOption {
+// set returns the measurement for k, built once: building an attribute
+// set sorts and copies, which would cost allocations on every request.
+func (m *instruments) set(k setKey, build func() []attribute.KeyValue) measurement {
 	m.mu.RLock()
 	o, ok := m.sets[k]
 	m.mu.RUnlock()
 	if ok {
 		return o
 	}
-	o = metric.WithAttributeSet(attribute.NewSet(build()...))
+	o = newMeasurement(build())
 	m.mu.Lock()
 	if len(m.sets) < maxSets {
 		m.sets[k] = o
@@ -86,14 +115,32 @@ func (m *instruments) set(k setKey, build func() []attribute.KeyValue) metric.Me
 	return o
 }
 
-func (m *instruments) attemptSet(host string, method attribute.KeyValue, resend bool) metric.MeasurementOption {
-	return m.set(setKey{host: host, method: method.Value.AsString(), resend: resend}, func() []attribute.KeyValue {
+func (m *instruments) attemptSet(host string, method attribute.KeyValue, resend bool) measurement {
+	return m.set(setKey{of: ofAttempt, host: host, v1: method.Value.AsString(), resend: resend}, func() []attribute.KeyValue {
 		return []attribute.KeyValue{semconv.ServerAddress(host), method, attribute.Bool(KeyResend, resend)}
 	})
 }
 
-func (m *instruments) waitSet(host, reason string) metric.MeasurementOption {
-	return m.set(setKey{host: host, reason: reason}, func() []attribute.KeyValue {
+func (m *instruments) waitSet(host, reason string) measurement {
+	return m.set(setKey{of: ofWait, host: host, v1: reason}, func() []attribute.KeyValue {
 		return []attribute.KeyValue{semconv.ServerAddress(host), attribute.String(KeyWaitReason, reason)}
+	})
+}
+
+func (m *instruments) resendSet(host string, errType attribute.KeyValue, reason string) measurement {
+	return m.set(setKey{of: ofResend, host: host, v1: errType.Value.AsString(), v2: reason}, func() []attribute.KeyValue {
+		return []attribute.KeyValue{semconv.ServerAddress(host), errType, attribute.String(KeyWaitReason, reason)}
+	})
+}
+
+func (m *instruments) stopSet(host, reason string) measurement {
+	return m.set(setKey{of: ofStop, host: host, v1: reason}, func() []attribute.KeyValue {
+		return []attribute.KeyValue{semconv.ServerAddress(host), attribute.String(KeyStopReason, reason)}
+	})
+}
+
+func (m *instruments) hostSet(host string) measurement {
+	return m.set(setKey{of: ofHost, host: host}, func() []attribute.KeyValue {
+		return []attribute.KeyValue{semconv.ServerAddress(host)}
 	})
 }

@@ -22,12 +22,7 @@ func (a *Adapter) cleanText(s string) string {
 	return a.cleanURL(redactQuotedURLs(s))
 }
 
-func (a *Adapter) cleanURL(s string) string {
-	if len(a.secrets) == 0 || s == "" {
-		return s
-	}
-	return credentials.Redact(s, a.secrets...)
-}
+func (a *Adapter) cleanURL(s string) string { return a.redact.String(s) }
 
 // redactQuotedURLs redacts each http or https URL in s, up to the first
 // space, quote or angle bracket after it, or the start of another URL.

@@ -40,14 +40,10 @@ func client(t *testing.T, r *rig, bottom http.RoundTripper, p retry.Policy) *ste
 func TestThreeAttempts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t)
-		c := client(t, r, &scripted{codes: []int{503, 503, 200}, took: 100 * time.Millisecond}, retry.Policy{Rand: constRand(0.5)})
-		t0 := time.Now()
-		ctx, span := r.caller(t.Context())
-		var got []any
-		if err := c.GetJSON(ctx, "items", nil, &got); err != nil {
+		t0, err := r.getItems(t, &scripted{codes: []int{503, 503, 200}, took: 100 * time.Millisecond}, retry.Policy{Rand: constRand(0.5)})
+		if err != nil {
 			t.Fatal(err)
 		}
-		span.End()
 
 		const tail = " server.address=api.example.gov server.port=443 url.full=https://api.example.gov/items}"
 		diff(t, "spans", r.spanText(t0), []string{
@@ -74,12 +70,8 @@ func TestThreeAttempts(t *testing.T) {
 func TestStalledByTheBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t)
-		c := client(t, r, &scripted{codes: []int{504}, took: 100 * time.Second},
+		t0, err := r.getItems(t, &scripted{codes: []int{504}, took: 100 * time.Second},
 			retry.Policy{StallTimeout: 60 * time.Second, Rand: constRand(0.5)})
-		t0 := time.Now()
-		ctx, span := r.caller(t.Context())
-		err := c.GetJSON(ctx, "items", nil, new(any))
-		span.End()
 		if !errors.Is(err, retry.ErrStalled) {
 			t.Fatalf("err = %v, want ErrStalled", err)
 		}
@@ -107,11 +99,7 @@ func TestStalledByTheBudget(t *testing.T) {
 func TestRetryAfterAboveTheCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t)
-		c := client(t, r, &scripted{codes: []int{429}, header: http.Header{"Retry-After": {"3600"}}}, retry.Policy{})
-		t0 := time.Now()
-		ctx, span := r.caller(t.Context())
-		err := c.GetJSON(ctx, "items", nil, new(any))
-		span.End()
+		t0, err := r.getItems(t, &scripted{codes: []int{429}, header: http.Header{"Retry-After": {"3600"}}}, retry.Policy{})
 		var rl *steady.RateLimitError
 		if !errors.As(err, &rl) {
 			t.Fatalf("err = %v, want a RateLimitError", err)
@@ -153,16 +141,16 @@ func TestPageWalk(t *testing.T) {
 			return respond(req, 200, nil, `[6]`), nil
 		})
 		c := client(t, r, bottom, retry.Policy{Rand: constRand(0)})
-		t0 := time.Now()
-		ctx, span := r.caller(t.Context())
 		rows := 0
-		for p, err := range c.Pages(ctx, "items", nil, paginate.Options{}) {
-			if err != nil {
-				t.Fatal(err)
+		t0, _ := r.underCaller(t, func(ctx context.Context) error {
+			for p, err := range c.Pages(ctx, "items", nil, paginate.Options{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows += len(p.Items)
 			}
-			rows += len(p.Items)
-		}
-		span.End()
+			return nil
+		})
 		if rows != 6 {
 			t.Fatalf("walked %d rows, want 6", rows)
 		}
@@ -203,12 +191,11 @@ func TestFanOut(t *testing.T) {
 			return respond(req, 200, nil, `{}`), nil
 		})
 		c := client(t, r, bottom, retry.Policy{Rand: constRand(0)})
-		t0 := time.Now()
-		ctx, span := r.caller(t.Context())
-		err := c.FanOut(ctx, 3, func(ctx context.Context, i int) error {
-			return c.GetJSON(ctx, "items/"+strconv.Itoa(i), nil, new(any))
+		t0, err := r.underCaller(t, func(ctx context.Context) error {
+			return c.FanOut(ctx, 3, func(ctx context.Context, i int) error {
+				return c.GetJSON(ctx, "items/"+strconv.Itoa(i), nil, new(any))
+			})
 		})
-		span.End()
 		if err != nil {
 			t.Fatal(err)
 		}

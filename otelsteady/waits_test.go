@@ -26,14 +26,14 @@ func TestPacingHold(t *testing.T) {
 			return resp, nil
 		})
 		c := client(t, r, bottom, retry.Policy{Pace: true, Rand: constRand(0.5)})
-		t0 := time.Now()
-		ctx, span := r.caller(t.Context())
-		for range 2 {
-			if err := c.GetJSON(ctx, "items", nil, new(any)); err != nil {
-				t.Fatal(err)
+		t0, _ := r.underCaller(t, func(ctx context.Context) error {
+			for range 2 {
+				if err := c.GetJSON(ctx, "items", nil, new(any)); err != nil {
+					t.Fatal(err)
+				}
 			}
-		}
-		span.End()
+			return nil
+		})
 		const tail = " server.address=api.example.gov server.port=443 url.full=https://api.example.gov/items}"
 		quota := " steady.quota@+%s{steady.quota.remaining=0 steady.quota.reset=2}"
 		diff(t, "spans", r.spanText(t0), []string{
@@ -55,11 +55,7 @@ func TestPacingHold(t *testing.T) {
 func TestBudgetRefusal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t)
-		c := client(t, r, &scripted{codes: []int{503}}, retry.Policy{Budget: &retry.Budget{MinPerSecond: -1, MaxTokens: 0.01}})
-		t0 := time.Now()
-		ctx, span := r.caller(t.Context())
-		err := c.GetJSON(ctx, "items", nil, new(any))
-		span.End()
+		t0, err := r.getItems(t, &scripted{codes: []int{503}}, retry.Policy{Budget: &retry.Budget{MinPerSecond: -1, MaxTokens: 0.01}})
 		if err == nil {
 			t.Fatal("a refused re-send returned no error")
 		}
@@ -83,12 +79,8 @@ func TestBudgetRefusal(t *testing.T) {
 func TestServerHintThenExhausted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t)
-		c := client(t, r, &scripted{codes: []int{429, 503}, header: http.Header{"Retry-After": {"2"}}},
+		t0, err := r.getItems(t, &scripted{codes: []int{429, 503}, header: http.Header{"Retry-After": {"2"}}},
 			retry.Policy{MaxAttempts: 2, Rand: constRand(0.5)})
-		t0 := time.Now()
-		ctx, span := r.caller(t.Context())
-		err := c.GetJSON(ctx, "items", nil, new(any))
-		span.End()
 		if !errors.Is(err, retry.ErrExhausted) {
 			t.Fatalf("err = %v, want ErrExhausted", err)
 		}
@@ -117,16 +109,17 @@ func TestCanceledDuringBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t)
 		c := client(t, r, &scripted{codes: []int{503}}, retry.Policy{InitialBackoff: 10 * time.Second, Rand: constRand(0.5)})
-		t0 := time.Now()
-		ctx, span := r.caller(t.Context())
-		ctx, cancel := context.WithCancel(ctx)
-		time.AfterFunc(time.Second, cancel)
-		err := c.GetJSON(ctx, "items", nil, new(any))
+		t0, err := r.underCaller(t, func(ctx context.Context) error {
+			ctx, cancel := context.WithCancel(ctx)
+			time.AfterFunc(time.Second, cancel)
+			err := c.GetJSON(ctx, "items", nil, new(any))
+			// The caller's span ends well after the stop it was told.
+			time.Sleep(time.Minute)
+			return err
+		})
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
-		time.Sleep(time.Minute)
-		span.End()
 		diff(t, "spans", r.spanText(t0), []string{
 			"GET client parent=caller +0s..+0s Error {error.type=503 http.request.method=GET http.response.status_code=503" +
 				" server.address=api.example.gov server.port=443 url.full=https://api.example.gov/items}" +
