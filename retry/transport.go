@@ -578,10 +578,7 @@ func (c *call) emit(e progress.Event) {
 
 // fill sets the fields every request event shares.
 func (c *call) fill(e *progress.Event) {
-	e.Method = c.req.Method
-	if e.Method == "" {
-		e.Method = http.MethodGet
-	}
+	e.Method = method(c.req)
 	e.URL = c.redacted()
 	e.Host = c.req.URL.Host
 	e.MaxAttempts = c.p.MaxAttempts
