@@ -46,9 +46,12 @@ type bodyCtx struct {
 	limit int64
 }
 
+// Value answers bodyKey with c itself, not the limit: a pointer goes into
+// an interface as it is, where an int64 would be boxed, one allocation on
+// every lookup.
 func (c *bodyCtx) Value(key any) any {
 	if _, ok := key.(bodyKey); ok {
-		return c.limit
+		return c
 	}
 	return c.Context.Value(key)
 }
@@ -58,6 +61,8 @@ func (c *bodyCtx) String() string { return fmt.Sprintf("%v.WithBodyInAttempt(%d)
 // BodyInAttempt reports whether ctx asks for the body inside the attempt, and
 // the limit in bytes (-1: none).
 func BodyInAttempt(ctx context.Context) (limit int64, ok bool) {
-	limit, ok = ctx.Value(bodyKey{}).(int64)
-	return limit, ok
+	if c, ok := ctx.Value(bodyKey{}).(*bodyCtx); ok {
+		return c.limit, true
+	}
+	return 0, false
 }

@@ -81,18 +81,12 @@ func TestWaitWithinDeadlineIsTaken(t *testing.T) {
 // MaxRetryAfter says that instead.
 func TestPacingHoldBeyondDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := &script{steps: []func(*http.Request) (*http.Response, error){status(200, "RateLimit", `"default";r=0;t=30`)}}
-		tr := retry.New(s, retry.Policy{Pace: true})
-		resp, err := tr.RoundTrip(get(t.Context(), api))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		s, tr := spentQuota(t, "RateLimit", `"default";r=0;t=30`)
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
 		ctx, out := retry.WithOutcome(ctx)
 		start := time.Now()
-		_, err = tr.RoundTrip(get(ctx, api))
+		_, err := tr.RoundTrip(get(ctx, api))
 		var re *retry.Error
 		if !errors.As(err, &re) || !errors.Is(err, retry.ErrDeadline) || !errors.Is(err, context.DeadlineExceeded) ||
 			re.Wait != 30*time.Second || s.attempts() != 1 || time.Since(start) != 0 || !errors.Is(out.Stop, retry.ErrDeadline) {
@@ -100,7 +94,7 @@ func TestPacingHoldBeyondDeadline(t *testing.T) {
 		}
 		// Refused, the hold reserved nothing: a call with time for it waits
 		// the reset itself.
-		resp, err = tr.RoundTrip(get(t.Context(), api))
+		resp, err := tr.RoundTrip(get(t.Context(), api))
 		if err != nil {
 			t.Fatal(err)
 		}

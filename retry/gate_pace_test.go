@@ -106,15 +106,8 @@ func TestPacingHoldsUntilReset(t *testing.T) {
 
 func TestPacingBeyondCapFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := &script{steps: []func(*http.Request) (*http.Response, error){
-			status(200, "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "3600")}}
-		tr := retry.New(s, retry.Policy{Pace: true})
-		resp, err := tr.RoundTrip(get(t.Context(), api))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		_, err = tr.RoundTrip(get(t.Context(), api))
+		s, tr := spentQuota(t, "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "3600")
+		_, err := tr.RoundTrip(get(t.Context(), api))
 		var re *retry.Error
 		if !errors.Is(err, retry.ErrRateLimited) || !errors.As(err, &re) || re.Wait != time.Hour || s.attempts() != 1 {
 			t.Fatalf("err = %v after %d attempts; want ErrRateLimited carrying the 1h wait, nothing sent", err, s.attempts())
@@ -246,17 +239,11 @@ func TestPacerSpacesReleaseByAnnouncedQuota(t *testing.T) {
 // outcome, nothing sent.
 func TestPacingHoldCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := &script{steps: []func(*http.Request) (*http.Response, error){status(200, "RateLimit", `"default";r=0;t=30`)}}
-		tr := retry.New(s, retry.Policy{Pace: true})
-		resp, err := tr.RoundTrip(get(t.Context(), api))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		s, tr := spentQuota(t, "RateLimit", `"default";r=0;t=30`)
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		ctx, out := retry.WithOutcome(ctx)
-		_, err = tr.RoundTrip(get(ctx, api))
+		_, err := tr.RoundTrip(get(ctx, api))
 		if !errors.Is(err, context.DeadlineExceeded) || s.attempts() != 1 || !errors.Is(out.Stop, context.DeadlineExceeded) {
 			t.Fatalf("err %v, %d attempts, outcome %+v", err, s.attempts(), out)
 		}

@@ -6,7 +6,10 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"testing"
 	"time"
+
+	"github.com/steadyhttp/steady/retry"
 )
 
 // roundTripFunc is a fake inner transport.
@@ -135,4 +138,19 @@ func get(ctx context.Context, url string) *http.Request {
 		panic(err)
 	}
 	return r
+}
+
+// spentQuota returns a paced transport over a script that always answers
+// 200 with the rate-limit fields kv, after one call whose answer fed them to
+// the pacer: the next call is held as those fields say.
+func spentQuota(t *testing.T, kv ...string) (*script, *retry.Transport) {
+	t.Helper()
+	s := &script{steps: []func(*http.Request) (*http.Response, error){status(200, kv...)}}
+	tr := retry.New(s, retry.Policy{Pace: true})
+	resp, err := tr.RoundTrip(get(t.Context(), api))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return s, tr
 }

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,15 +104,7 @@ type opening struct {
 
 // draws reports whether a request on route draws the quota.
 func (s *quotaState) draws(route string) bool {
-	if s.name == "" || s.all {
-		return true
-	}
-	for _, r := range s.routes {
-		if r == route {
-			return true
-		}
-	}
-	return false
+	return s.name == "" || s.all || slices.Contains(s.routes, route)
 }
 
 // slot returns when a request at now may be sent, and whether that is a

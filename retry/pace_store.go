@@ -2,6 +2,7 @@ package retry
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -111,15 +112,7 @@ type sharedQuota struct {
 func (q *sharedQuota) draws(route string) bool {
 	q.seenMu.Lock()
 	defer q.seenMu.Unlock()
-	if q.name == "" || q.all {
-		return true
-	}
-	for _, r := range q.routes {
-		if r == route {
-			return true
-		}
-	}
-	return false
+	return q.name == "" || q.all || slices.Contains(q.routes, route)
 }
 
 // drawn returns the quotas of host a request on route draws.
@@ -264,7 +257,7 @@ func (s *sharedQuotas) observe(store QuotaLeaser, host, route string, seen Quota
 	}
 	q.seenMu.Lock()
 	q.seen, q.seenAt, q.observed, q.lastUse = seen, now, true, now
-	if q.name != "" && !q.all && !containsString(q.routes, route) {
+	if q.name != "" && !q.all && !slices.Contains(q.routes, route) {
 		if len(q.routes) < maxRoutes {
 			q.routes = append(q.routes, strings.Clone(route))
 		} else {
@@ -333,13 +326,4 @@ func (s *sharedQuotas) callReturning(store QuotaLeaser, q *sharedQuota, want, re
 	lease.Count = min(max(lease.Count, 0), max(want, 0))
 	lease.Start, lease.Interval, lease.TTL = max(lease.Start, 0), max(lease.Interval, 0), max(lease.TTL, 0)
 	return lease, true
-}
-
-func containsString(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

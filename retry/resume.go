@@ -168,12 +168,7 @@ func (c *call) resumable(resp *http.Response) resumeState {
 
 // header is h.Get(key) for a key already in canonical form: it runs on
 // every response handed over, and Get would canonicalize each key again.
-func header(h http.Header, key string) string {
-	if v := h[key]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
+func header(h http.Header, key string) string { return firstOf(h[key]) }
 
 // strongETag reports whether v is a strong entity tag: a quoted string of
 // RFC 9110 etagc characters.

@@ -439,14 +439,7 @@ func (c *call) attemptRequest(attempt int, idemKey string) (*http.Request, error
 // sleep waits d or until the caller's context ends.
 func (c *call) sleep(d time.Duration) error {
 	c.waited += d
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-c.ctx.Done():
-		return c.ctx.Err()
-	}
+	return sleepCtx(c.ctx, d)
 }
 
 // canceled records a call ended by its caller and returns the context's own
@@ -585,10 +578,7 @@ func (c *call) emit(e progress.Event) {
 
 // fill sets the fields every request event shares.
 func (c *call) fill(e *progress.Event) {
-	e.Method = c.req.Method
-	if e.Method == "" {
-		e.Method = http.MethodGet
-	}
+	e.Method = method(c.req)
 	e.URL = c.redacted()
 	e.Host = c.req.URL.Host
 	e.MaxAttempts = c.p.MaxAttempts
