@@ -25,8 +25,9 @@ type streamBody struct {
 	// first is the response handed over until the first break, which
 	// decides from it whether the body can be continued (ADR 232); nil
 	// once decided. dataAt is, while tr is nil, when data last arrived
-	// or, before any did, when the response was handed over (Unix ns):
-	// the tracker a continuation needs starts there.
+	// or, before any did, when the response was handed over, as a stamp of
+	// the watch's (ns since w.born + 1, one monotonic clock reading): the
+	// tracker a continuation needs starts there.
 	first  *http.Response
 	dataAt int64
 
@@ -103,7 +104,7 @@ func (c *call) handOver(resp *http.Response, attempt int, shared, inAttempt bool
 		// Watched in any case: whether the body can be continued is decided
 		// only if it breaks, so one read to its end never pays for it.
 		b.first = resp
-		b.dataAt = time.Now().UnixNano()
+		b.dataAt = int64(time.Since(c.start)) + 1
 	default:
 		b.r = &resumption{c: b.from.call(b.t, c.start), res: res}
 		if res.validator != "" {
@@ -134,7 +135,7 @@ func (b *streamBody) decide() {
 	if b.tr == nil && r.res.validator != "" {
 		// As if marked at every arrival: the stall budget of continuations
 		// measures from the last byte on.
-		b.tr = liveness.NewSince(time.Unix(0, b.dataAt))
+		b.tr = liveness.NewSince(b.w.born.Add(time.Duration(b.dataAt - 1)))
 	}
 }
 
@@ -197,7 +198,7 @@ func (b *streamBody) Read(p []byte) (int, error) {
 			if b.tr != nil {
 				b.tr.Mark()
 			} else if b.first != nil {
-				b.dataAt = time.Now().UnixNano()
+				b.dataAt = b.w.now()
 			}
 		}
 		if err == nil {
