@@ -247,7 +247,10 @@ if want facade; then
 	echo "bench/callgrind.sh . 3 'FacadeGetJSON/size=1024KB/impl=hand\$' 'FacadeGetJSON/size=1024KB/impl=steady\$'"
 	echo "allocations: go test -run '^\$' -bench 'FacadeGetJSON|FacadeHTTP' -benchmem -benchtime 200x ."
 	echo "walk: bench/rounds.sh $ROUNDS . FacadeWalk -test.benchtime 10x"
+	echo "over loopback: bench/callgrind.sh . 1000 'FacadeOverLoopback/impl=bare\$' 'FacadeOverLoopback/impl=HTTP\$' 'FacadeOverLoopback/impl=Do\$'; bench/rounds.sh $ROUNDS . FacadeOverLoopback -test.benchtime 20000x"
 	cg "$o.cg" . 1000 'FacadeHTTP/impl=bare$' 'FacadeHTTP/impl=HTTP$' 'FacadeHTTP/impl=Do$'
+	cg "$o.cg" . 1000 'FacadeOverLoopback/impl=bare$' 'FacadeOverLoopback/impl=HTTP$' 'FacadeOverLoopback/impl=Do$'
+	rounds "$o.loop" . '^BenchmarkFacadeOverLoopback$' -test.benchtime 20000x
 	cg "$o.cg" . 100 'FacadeGetJSON/size=2KB/impl=hand$' 'FacadeGetJSON/size=2KB/impl=steady$'
 	cg "$o.cg" . 3 'FacadeGetJSON/size=1024KB/impl=hand$' 'FacadeGetJSON/size=1024KB/impl=steady$'
 	go test -run '^$' -bench 'FacadeGetJSON|FacadeHTTP' -benchmem -benchtime 200x . >"$o" 2>&1
@@ -278,6 +281,13 @@ if want facade; then
 		[ "$i" = Do ] && label='`Do`, the same'
 		echo "| $label | $(kins "$v") instructions, $(med "$o" "BenchmarkFacadeHTTP/impl=$i" allocs/op) allocs | $(kins "$bi"), $ba | $(ratio "$v" "$bi")x |"
 	done
+	li=$(ins "$o.cg" 'FacadeOverLoopback/impl=bare$') lt=$(med "$o.loop" BenchmarkFacadeOverLoopback/impl=bare ns/op)
+	for i in HTTP Do; do
+		v=$(ins "$o.cg" "FacadeOverLoopback/impl=$i\$") t=$(med "$o.loop" "BenchmarkFacadeOverLoopback/impl=$i" ns/op)
+		label='`HTTP()` client, one GET over loopback, vs a bare `http.Client` on a pool tuned alike'
+		[ "$i" = Do ] && label='`Do`, the same'
+		echo "| $label (time: median of $ROUNDS) | $(kins "$v") instructions, $(fmt 1 "$(calc "$t/1000")") µs | $(kins "$li"), $(fmt 1 "$(calc "$lt/1000")") µs | $(ratio "$v" "$li")x instructions, $(ratio "$t" "$lt")x time |"
+	done
 	ws=$(med "$o.walk" BenchmarkFacadeWalk/impl=steady µs/page) wh=$(med "$o.walk" BenchmarkFacadeWalk/impl=hand µs/page)
 	echo "| page walk through the facade, 100 pages of 100 features, loopback (median of $ROUNDS) | $(fmt 0 "$ws") µs a page | $(fmt 0 "$wh") µs | $(ratio "$wh" "$ws")x the throughput |"
 	for per in 100 1000; do
@@ -285,8 +295,13 @@ if want facade; then
 		sc=$(med "$o2" "BenchmarkHarvest/rows/page=$per/impl=steady" cpu-ms/krow) nc=$(med "$o2" "BenchmarkHarvest/rows/page=$per/impl=naive" cpu-ms/krow)
 		echo "| \`harvest -o\`, 200,000 rows, $per rows a page, vs a naive Go loop (median of $ROUNDS) | $(fmt 0 "$(calc "$sr/1000")") k rows/s, $(fmt 2 "$sc") CPU-ms per 1,000 rows | $(fmt 0 "$(calc "$nr/1000")") k, $(fmt 2 "$nc") | $(ratio "$sr" "$nr")x (CPU $(ratio "$sc" "$nc")x) |"
 	done
-	ff=$(med "$o3" BenchmarkFanOut/impl=fanout x-ideal) fe=$(med "$o3" BenchmarkFanOut/impl=errgroup x-ideal) fl=$(med "$o3" BenchmarkFanOut/impl=floor x-ideal)
-	echo "| fan-out, 2,000 sub-requests of 10 ms, concurrency 32, vs errgroup \`SetLimit(32)\` (median of $ROUNDS) | $(fmt 3 "$ff")x the ideal 625 ms | $(fmt 3 "$fe")x (bare goroutines: $(fmt 3 "$fl")x) | $(ratio "$ff" "$fe")x |"
+	for srv in memory loopback; do
+		f=BenchmarkFanOut/server=$srv
+		ff=$(med "$o3" $f/impl=fanout x-ideal) fe=$(med "$o3" $f/impl=errgroup x-ideal) fl=$(med "$o3" $f/impl=floor x-ideal)
+		label='answered from memory after 10 ms'
+		[ $srv = loopback ] && label='answered by a loopback server after 10 ms'
+		echo "| fan-out, 2,000 sub-requests $label, concurrency 32, vs errgroup \`SetLimit(32)\` (median of $ROUNDS) | $(fmt 3 "$ff")x the ideal 625 ms | $(fmt 3 "$fe")x (bare goroutines: $(fmt 3 "$fl")x) | $(ratio "$ff" "$fe")x |"
+	done
 	small=$(awk '$1==100000{print $2}' "$tmp/rss.txt") big=$(awk '$1==10000000{print $2}' "$tmp/rss.txt") bigr=$(awk '$1==10000000{print $4}' "$tmp/rss.txt")
 	if [ -n "$big" ] && [ -n "$small" ]; then
 		echo "| \`harvest -o\` of 10,000,000 rows (\`steady serve\`), max RSS | $(fmt 1 "$(calc "$big/1000")") MB, $(fmt 2 "$(calc "$bigr/1000000")") M rows/s | $(fmt 1 "$(calc "$small/1000")") MB for 100,000 rows | $(pct "$big" "$small") |"
@@ -295,7 +310,11 @@ if want facade; then
 		skipped "bench/harvest-rss.sh failed"
 	fi
 	echo
-	echo "fan-out ranges over the rounds: fanout $(rng "$o3" BenchmarkFanOut/impl=fanout x-ideal), errgroup $(rng "$o3" BenchmarkFanOut/impl=errgroup x-ideal), floor $(rng "$o3" BenchmarkFanOut/impl=floor x-ideal) (x the ideal); CPU µs a sub-request: fanout $(med "$o3" BenchmarkFanOut/impl=fanout cpu-µs/item), errgroup $(med "$o3" BenchmarkFanOut/impl=errgroup cpu-µs/item)"
+	for srv in memory loopback; do
+		f=BenchmarkFanOut/server=$srv
+		echo "fan-out ($srv) ranges over the rounds: fanout $(rng "$o3" $f/impl=fanout x-ideal), errgroup $(rng "$o3" $f/impl=errgroup x-ideal), floor $(rng "$o3" $f/impl=floor x-ideal) (x the ideal); CPU µs a sub-request: fanout $(med "$o3" $f/impl=fanout cpu-µs/item), errgroup $(med "$o3" $f/impl=errgroup cpu-µs/item), floor $(med "$o3" $f/impl=floor cpu-µs/item)"
+	done
+	echo "over loopback, time ranges: bare $(rng "$o.loop" BenchmarkFacadeOverLoopback/impl=bare ns/op), HTTP $(rng "$o.loop" BenchmarkFacadeOverLoopback/impl=HTTP ns/op), Do $(rng "$o.loop" BenchmarkFacadeOverLoopback/impl=Do ns/op) (ns/op); allocations: bare $(med "$o.loop" BenchmarkFacadeOverLoopback/impl=bare allocs/op), HTTP $(med "$o.loop" BenchmarkFacadeOverLoopback/impl=HTTP allocs/op), Do $(med "$o.loop" BenchmarkFacadeOverLoopback/impl=Do allocs/op)"
 	echo "harvest rows/s ranges: 100/page steady $(rng "$o2" 'BenchmarkHarvest/rows/page=100/impl=steady' rows/s), naive $(rng "$o2" 'BenchmarkHarvest/rows/page=100/impl=naive' rows/s)"
 	echo "harvest-rss.sh:"
 	sed 's/^/  /' "$tmp/rss.txt"
