@@ -52,10 +52,10 @@ const (
 //
 //	bench/rounds.sh 6 ./fanout FanOut -test.benchtime 2x
 //
-// The loopback server's http.Transport is given MaxIdleConnsPerHost = 64: its default of
-// 2 keeps only two connections for reuse, so a 32-way fan-out would open
-// (and leave in TIME_WAIT) a new connection for most requests. The facade
-// sets it the same way.
+// The loopback server's http.Transport is given MaxIdleConnsPerHost = 64:
+// its default of 2 keeps only two connections for reuse, so a 32-way
+// fan-out would open (and leave in TIME_WAIT) a new connection for most
+// requests. The facade sets it the same way.
 func BenchmarkFanOut(b *testing.B) {
 	url, inner := benchServer(b)
 	b.Run("server=memory", func(b *testing.B) { benchFanOut(b, "https://api.example.gov", sleepTransport{}) })

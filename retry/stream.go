@@ -95,7 +95,9 @@ func (c *call) handOver(resp *http.Response, attempt int, shared, inAttempt bool
 		}
 	}
 	b := &streamBody{t: c.t, attempts: attempt, rc: resp.Body,
-		from: origin{p: c.p, req: c.req, ctx: c.ctx, out: c.out, waited: c.waited, actx: c.actx}}
+		from: origin{p: c.p, req: c.req, ctx: c.ctx, out: c.out, waited: c.waited, actx: c.actx},
+		// born is the stamps' origin, and the call's start for a continuation.
+		w: watched{idle: idle, born: c.start}}
 	switch {
 	case shared:
 		b.tr = c.tracker
@@ -104,15 +106,13 @@ func (c *call) handOver(resp *http.Response, attempt int, shared, inAttempt bool
 		// Watched in any case: whether the body can be continued is decided
 		// only if it breaks, so one read to its end never pays for it.
 		b.first = resp
-		b.dataAt = int64(time.Since(c.start)) + 1
+		b.dataAt = b.w.now() // no data yet: the hand-over stands for it
 	default:
 		b.r = &resumption{c: b.from.call(b.t, c.start), res: res}
 		if res.validator != "" {
 			b.tr = liveness.New() // the stall budget of continuations measures from the first byte on
 		}
 	}
-	b.w.idle = idle
-	b.w.born = c.start // the stamps' origin, and the call's start for a continuation
 	b.w.body = (*current)(b)
 	resp.Body = b
 }

@@ -183,11 +183,11 @@ type watched struct {
 func (b *watched) begin(wd *watchdog) {
 	if !b.listed.Load() {
 		// The first read, mostly: one clock reading serves the stamp and
-		// the timer. The time is made from born, so it is on born's clock:
-		// monotonic, or a synctest bubble's when born was read in one.
-		stamp := b.now()
-		b.reading.Store(stamp)
-		wd.watch(b, b.born.Add(time.Duration(stamp-1)))
+		// the timer. It is read here, in the reading goroutine, so that the
+		// timer's clock is the read's (a synctest bubble's or the real one).
+		now := time.Now()
+		b.reading.Store(int64(now.Sub(b.born)) + 1)
+		wd.watch(b, now)
 		return
 	}
 	b.reading.Store(b.now())
