@@ -19,7 +19,7 @@ import (
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/paginate"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -271,8 +271,8 @@ func TestPagesThroughTheStack(t *testing.T) {
 	defer srv.Close()
 	var pages atomic.Int32
 	c := newClient(t, steady.Options{BaseURL: srv.URL, Policy: fast(),
-		Reporter: progress.ReporterFunc(func(e progress.Event) {
-			if e.Kind == progress.PageReceived {
+		Reporter: event.ReporterFunc(func(e event.Event) {
+			if e.Kind == event.PageReceived {
 				pages.Add(1)
 			}
 		})})

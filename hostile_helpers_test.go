@@ -16,7 +16,7 @@ import (
 	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/paginate"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -85,20 +85,20 @@ func hostileWalk(t *testing.T, seq func(func(*paginate.Page, error) bool)) ([]*p
 // hostileEvents records every event a client reports.
 type hostileEvents struct {
 	mu  sync.Mutex
-	all []progress.Event
+	all []event.Event
 }
 
-func (r *hostileEvents) Report(e progress.Event) {
+func (r *hostileEvents) Report(e event.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.all = append(r.all, e)
 }
 
 // kind returns the events of kind k; 0 means every event.
-func (r *hostileEvents) kind(k progress.Kind) []progress.Event {
+func (r *hostileEvents) kind(k event.Kind) []event.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []progress.Event
+	var out []event.Event
 	for _, e := range r.all {
 		if k == 0 || e.Kind == k {
 			out = append(out, e)

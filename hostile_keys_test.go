@@ -15,7 +15,7 @@ import (
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/paginate"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -301,20 +301,20 @@ func TestHostileKeyBodyRedirectedToAForeignHost(t *testing.T) {
 	}
 }
 
-// recordingTracer is a progress.Tracer that keeps the events it was told
+// recordingTracer is a event.Tracer that keeps the events it was told
 // about when attempts started.
 type recordingTracer struct {
 	hostileEvents
 	started hostileEvents
 }
 
-func (r *recordingTracer) StartAttempt(e progress.Event) context.Context {
+func (r *recordingTracer) StartAttempt(e event.Event) context.Context {
 	r.started.Report(e)
 	return nil
 }
 
 func TestHostileKeyRedactionKeepsTheTracer(t *testing.T) {
-	// The client's redacting wrapper must stay a progress.Tracer, and what
+	// The client's redacting wrapper must stay a event.Tracer, and what
 	// it tells the tracer is redacted too.
 	e := newEchoWorld(t)
 	var tr recordingTracer

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -94,10 +94,10 @@ func TestHostileRetryAfterHuge(t *testing.T) {
 				if slept := time.Since(start); slept != 0 {
 					t.Errorf("the client slept %v before giving up; want no wait at all", slept)
 				}
-				stops := events.kind(progress.Stopped)
-				if len(stops) != 1 || stops[0].Wait != c.want(start) || len(events.kind(progress.RetryScheduled)) != 0 {
+				stops := events.kind(event.Stopped)
+				if len(stops) != 1 || stops[0].Wait != c.want(start) || len(events.kind(event.RetryScheduled)) != 0 {
 					t.Errorf("events: %d stops (%+v), %d retries; want one stop carrying the wait",
-						len(stops), stops, len(events.kind(progress.RetryScheduled)))
+						len(stops), stops, len(events.kind(event.RetryScheduled)))
 				}
 			})
 		})
@@ -120,8 +120,8 @@ func TestHostileRetryAfterNegative(t *testing.T) {
 				if g := arr.gaps(); len(g) != 1 || g[0] != want {
 					t.Errorf("gaps between attempts %v, want one of %v", g, want)
 				}
-				r := events.kind(progress.RetryScheduled)
-				if len(r) != 1 || r[0].Wait != want || r[0].Reason != progress.WaitServerHint {
+				r := events.kind(event.RetryScheduled)
+				if len(r) != 1 || r[0].Wait != want || r[0].Reason != event.WaitServerHint {
 					t.Errorf("retry events %+v, want one server-hint wait of %v", r, want)
 				}
 			})
@@ -158,9 +158,9 @@ func TestHostileRetryAfterPast(t *testing.T) {
 				if g := arr.gaps(); len(g) != 2 || g[0] != want[0] || g[1] != want[1] {
 					t.Errorf("gaps between attempts %v, want the backoff %v", g, want)
 				}
-				for _, e := range events.kind(progress.RetryScheduled) {
-					if e.Reason != progress.WaitBackoff {
-						t.Errorf("retry event %+v: reason %q, want %q", e, e.Reason, progress.WaitBackoff)
+				for _, e := range events.kind(event.RetryScheduled) {
+					if e.Reason != event.WaitBackoff {
+						t.Errorf("retry event %+v: reason %q, want %q", e, e.Reason, event.WaitBackoff)
 					}
 				}
 			})

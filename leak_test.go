@@ -20,9 +20,9 @@ import (
 
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/paginate"
-	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -304,18 +304,17 @@ func TestLeakKeyNeverInErrorsEventsOrLogs(t *testing.T) {
 		t.Run(form.name, func(t *testing.T) {
 			a := newLeakAPI(t)
 			var (
-				log                   leakLog
-				events                hostileEvents
-				plainOut, slogText, j bytes.Buffer
+				log         leakLog
+				events      hostileEvents
+				slogText, j bytes.Buffer
 			)
-			plain := progress.NewPlain(&plainOut, progress.Options{Interval: -1, NoticeInterval: -1, QuotaLow: 5})
 			logger := slog.New(slog.NewTextHandler(&slogText, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			jsonLogger := slog.New(slog.NewJSONHandler(&j, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			opt := steady.Options{
 				BaseURL:               a.api.URL,
 				Keys:                  []credentials.Key{form.key("http://" + a.api.Listener.Addr().String())},
 				Policy:                retry.Policy{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond},
-				Reporter:              progress.Multi(&events, plain, progress.Slog(logger), progress.Slog(jsonLogger)),
+				Reporter:              event.Multi(&events, event.Slog(logger), event.Slog(jsonLogger)),
 				ResponseHeaderTimeout: 5 * time.Second,
 			}
 			cl := newClient(t, opt)
@@ -324,14 +323,10 @@ func TestLeakKeyNeverInErrorsEventsOrLogs(t *testing.T) {
 
 			leakBattery(t, a, cl, &log)
 
-			if err := plain.Close(); err != nil {
-				t.Fatal(err)
-			}
 			all := events.kind(0)
 			for i, e := range all {
 				log.add("event "+strconv.Itoa(i)+" "+e.Kind.String(), fmt.Sprintf("%+v", e))
 			}
-			log.add("plain renderer", plainOut.String())
 			log.add("slog text", slogText.String())
 			log.add("slog JSON", j.String())
 
@@ -343,7 +338,7 @@ func TestLeakKeyNeverInErrorsEventsOrLogs(t *testing.T) {
 			if len(all) < 50 {
 				t.Fatalf("only %d events: the reporter is not wired", len(all))
 			}
-			for _, where := range []string{"GetJSON status /missing", "event", "walk to denied", "plain renderer", "slog text", "slog JSON"} {
+			for _, where := range []string{"GetJSON status /missing", "event", "walk to denied", "slog text", "slog JSON"} {
 				found := false
 				for _, lt := range log.find(leakControl) {
 					if strings.HasPrefix(lt.where, where) {
@@ -406,12 +401,12 @@ func TestLeakSearchCanFail(t *testing.T) {
 func TestLeakClientWithFuncReporter(t *testing.T) {
 	// Client.With compares Options.Reporter with Policy.Reporter using ==,
 	// which panics when the reporter's dynamic type is not comparable: a
-	// progress.ReporterFunc, or the progress.Multi that joins a renderer
+	// event.ReporterFunc, or the event.Multi that joins a renderer
 	// and a logger. Found by the battery above, which reports to four.
 	var n atomic.Int64
-	for name, r := range map[string]progress.Reporter{
-		"ReporterFunc": progress.ReporterFunc(func(progress.Event) { n.Add(1) }),
-		"Multi":        progress.Multi(&hostileEvents{}, progress.ReporterFunc(func(progress.Event) { n.Add(1) })),
+	for name, r := range map[string]event.Reporter{
+		"ReporterFunc": event.ReporterFunc(func(event.Event) { n.Add(1) }),
+		"Multi":        event.Multi(&hostileEvents{}, event.ReporterFunc(func(event.Event) { n.Add(1) })),
 	} {
 		t.Run(name, func(t *testing.T) {
 			cl := newClient(t, steady.Options{Reporter: r})

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady/credentials"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -42,7 +42,7 @@ type Options struct {
 	// UserAgent is sent when a request has none (0: DefaultUserAgent).
 	UserAgent string
 	// Reporter receives the events of every layer (nil: silent).
-	Reporter progress.Reporter
+	Reporter event.Reporter
 	// Transport replaces the tuned http.Transport at the bottom of the
 	// stack, for tests and special dialling; the timeouts above then do not
 	// apply.

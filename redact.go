@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/steadyhttp/steady/credentials"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 )
 
 // redactReporter returns next behind the client's redactor: every text of
@@ -12,8 +12,8 @@ import (
 // and server-supplied control characters escaped before a renderer, a
 // logger or a tracer sees it. The layers already redact URLs by parameter
 // name; this is the check by value, done once for all of them. A
-// [progress.Tracer] stays one. A nil next stays nil.
-func redactReporter(next progress.Reporter, red *credentials.Redactor) progress.Reporter {
+// [event.Tracer] stays one. A nil next stays nil.
+func redactReporter(next event.Reporter, red *credentials.Redactor) event.Reporter {
 	switch r := next.(type) {
 	case nil:
 		return nil
@@ -27,21 +27,21 @@ func redactReporter(next progress.Reporter, red *credentials.Redactor) progress.
 		}
 	}
 	w := &redacting{next: next, red: red}
-	if t, ok := next.(progress.Tracer); ok {
+	if t, ok := next.(event.Tracer); ok {
 		return &redactingTracer{redacting: w, tracer: t}
 	}
 	return w
 }
 
 type redacting struct {
-	next progress.Reporter
+	next event.Reporter
 	red  *credentials.Redactor
 }
 
-func (r *redacting) Report(e progress.Event) { r.next.Report(r.clean(e)) }
+func (r *redacting) Report(e event.Event) { r.next.Report(r.clean(e)) }
 
 // clean returns e with its texts redacted and escaped.
-func (r *redacting) clean(e progress.Event) progress.Event {
+func (r *redacting) clean(e event.Event) event.Event {
 	e.URL = r.red.Text(e.URL)
 	e.Host = r.red.Text(e.Host)
 	e.Method = r.red.Text(e.Method)
@@ -53,9 +53,9 @@ func (r *redacting) clean(e progress.Event) progress.Event {
 
 type redactingTracer struct {
 	*redacting
-	tracer progress.Tracer
+	tracer event.Tracer
 }
 
-func (r *redactingTracer) StartAttempt(e progress.Event) context.Context {
+func (r *redactingTracer) StartAttempt(e event.Event) context.Context {
 	return r.tracer.StartAttempt(r.clean(e))
 }

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -89,8 +89,8 @@ func TestGetJSONStallIsCutAndResentOnARealSocket(t *testing.T) {
 	p.ReadTimeout = 100 * time.Millisecond
 	var mu sync.Mutex
 	var classes []string
-	p.Reporter = progress.ReporterFunc(func(e progress.Event) {
-		if e.Kind == progress.RetryScheduled {
+	p.Reporter = event.ReporterFunc(func(e event.Event) {
+		if e.Kind == event.RetryScheduled {
 			mu.Lock()
 			classes = append(classes, e.ErrClass+": "+e.Err)
 			mu.Unlock()

@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/steadyhttp/steady/internal/limitertest"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -38,7 +38,7 @@ func TestQuotaEdge(t *testing.T) {
 		new  func() *http.Client
 	}{
 		{"steady (Pace, Reporter)", func() *http.Client {
-			rep := progress.ReporterFunc(func(progress.Event) {})
+			rep := event.ReporterFunc(func(event.Event) {})
 			return &http.Client{Transport: retry.New(newInner(), retry.Policy{Pace: true, Reporter: rep})}
 		}},
 		{"go-retryablehttp", func() *http.Client {

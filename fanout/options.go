@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/steadyhttp/steady/config"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 )
 
 // workersPerSlot is how many items run at once for each slot of the gate.
@@ -43,10 +43,10 @@ type Options struct {
 	// failure is returned as it is.
 	Transient func(error) bool
 
-	// Reporter receives a progress.SubrequestDone event each time an item
+	// Reporter receives a event.SubrequestDone event each time an item
 	// completes: Done items of Total, counting items completed by earlier
 	// runs of a resumed fan-out (nil: none).
-	Reporter progress.Reporter
+	Reporter event.Reporter
 	// Secrets are values, such as API keys, that must appear in no error
 	// text and no saved state: wherever an item's error holds one, as
 	// written, escaped or in base64, it reads [credentials.Redacted]

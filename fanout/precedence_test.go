@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady/fanout"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -293,7 +293,7 @@ func TestHugeConcurrency(t *testing.T) {
 // A panic in the Reporter, called on the item's behalf, is raised like one
 // in fetch.
 func TestReporterPanic(t *testing.T) {
-	rep := progress.ReporterFunc(func(progress.Event) { panic("reporter") })
+	rep := event.ReporterFunc(func(event.Event) { panic("reporter") })
 	v := catch(func() {
 		_, _ = fanout.Run(t.Context(), seq(3), fanout.Options{Reporter: rep}, func(_ context.Context, i int) (int, error) { return i, nil })
 	})

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady/fanout"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -294,8 +294,8 @@ func TestEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		var done []int
-		rep := progress.ReporterFunc(func(e progress.Event) {
-			if e.Kind != progress.SubrequestDone || e.Total != 10 {
+		rep := event.ReporterFunc(func(e event.Event) {
+			if e.Kind != event.SubrequestDone || e.Total != 10 {
 				t.Errorf("event %+v, want sub-request done of 10", e)
 			}
 			mu.Lock()

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/steadyhttp/steady/liveness"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -155,7 +155,7 @@ func (j *job[T, R]) finish(ctx context.Context, stop context.CancelCauseFunc, i 
 		j.completed++
 		done := j.completed
 		j.mu.Unlock()
-		progress.Emit(j.opt.Reporter, progress.Event{Kind: progress.SubrequestDone, Done: done, Total: len(j.items), Context: ctx})
+		event.Emit(j.opt.Reporter, event.Event{Kind: event.SubrequestDone, Done: done, Total: len(j.items), Context: ctx})
 		return
 	}
 	if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {

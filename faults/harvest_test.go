@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	steady "github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/paginate"
-	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/steadytest"
 )
 
@@ -26,14 +27,24 @@ type harvest struct {
 	prefix  bool // the rows received are exactly ids 1..rows
 	err     error
 	sum     paginate.Summary
-	counts  progress.Counts
+	sent    int // attempts sent or scheduled, from the retry layer's events
 	elapsed time.Duration
 	end     time.Time // when the walk ended
 }
 
 // attempts is the number of attempts the walk sent, from the tally of the
 // retry layer's events.
-func (h harvest) attempts() int { return h.counts.Attempts() }
+func (h harvest) attempts() int { return h.sent }
+
+// attemptCount counts the retry layer's attempts from its events: each
+// request's first attempt plus every re-send it scheduled.
+type attemptCount struct{ n atomic.Int64 }
+
+func (a *attemptCount) Report(e event.Event) {
+	if e.Kind == event.RequestStarted || e.Kind == event.RetryScheduled {
+		a.n.Add(1)
+	}
+}
 
 // summaryAttempts counts the same from the walk's own summary: a request
 // per page received, one more for the page that failed, plus the re-sends.
@@ -51,7 +62,7 @@ func (h harvest) summaryAttempts() int {
 // is the client's and the proxy's alone. Every item is compared with the
 // row the server computes for its id, so a truncated or spliced body could
 // not pass as data.
-func walk(ctx context.Context, c *steady.Client, tally *progress.Tally, total, pageSize int, onPage func(n int)) harvest {
+func walk(ctx context.Context, c *steady.Client, tally *attemptCount, total, pageSize int, onPage func(n int)) harvest {
 	h := harvest{total: total}
 	w, err := c.Walk(steadytest.ItemsPath, url.Values{"limit": {strconv.Itoa(pageSize)}}, paginate.Options{})
 	if err != nil {
@@ -73,7 +84,7 @@ func walk(ctx context.Context, c *steady.Client, tally *progress.Tally, total, p
 	h.end = time.Now()
 	h.elapsed = h.end.Sub(start)
 	h.sum = w.Summary()
-	h.counts = tally.Counts()
+	h.sent = int(tally.n.Load())
 
 	seen := make([]bool, total+1)
 	for _, item := range items {

@@ -16,8 +16,8 @@ import (
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
 
 	steady "github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/paginate"
-	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/steadytest"
 )
@@ -264,8 +264,8 @@ func faults() []fault {
 				var refused atomic.Int32
 				enable, done := make(chan struct{}), make(chan struct{})
 				var once sync.Once
-				o.Reporter = progress.Multi(o.Reporter, progress.ReporterFunc(func(e progress.Event) {
-					if e.Kind == progress.RetryScheduled && e.ErrClass == "refused" && refused.Add(1) == 3 {
+				o.Reporter = event.Multi(o.Reporter, event.ReporterFunc(func(e event.Event) {
+					if e.Kind == event.RetryScheduled && e.ErrClass == "refused" && refused.Add(1) == 3 {
 						close(enable)
 					}
 				}))
@@ -355,7 +355,7 @@ func runFault(t *testing.T, cl *toxiproxy.Client, i int, f fault) matrixRow {
 		}
 	}()
 
-	tally := new(progress.Tally)
+	tally := new(attemptCount)
 	o := loopbackOptions("http://" + p.Listen)
 	o.Reporter = tally
 	a := f.arm(t, p, &o)

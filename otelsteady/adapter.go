@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/steadyhttp/steady/credentials"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 )
 
 // clientKind is made once: each option built per span is an allocation.
@@ -42,8 +42,8 @@ type Options struct {
 }
 
 // An Adapter turns steady's events into spans and metrics. It is a
-// [progress.Tracer]: give it as the client's Reporter (alone, or with a
-// renderer through [progress.Multi]), and each attempt is sent with its
+// [event.Tracer]: give it as the client's Reporter (alone, or with a
+// renderer through [event.Multi]), and each attempt is sent with its
 // span in the request's context. It is safe for concurrent use.
 type Adapter struct {
 	tracer trace.Tracer
@@ -54,7 +54,7 @@ type Adapter struct {
 	redact *credentials.Redactor
 }
 
-var _ progress.Tracer = (*Adapter)(nil)
+var _ event.Tracer = (*Adapter)(nil)
 
 // New returns an adapter for opt. It fails only when the meter provider
 // refuses an instrument.
@@ -90,7 +90,7 @@ func New(opt Options) (*Adapter, error) {
 
 // StartAttempt starts the span of one attempt, a client span under the span
 // in e.Context, and returns the context that carries it.
-func (a *Adapter) StartAttempt(e progress.Event) context.Context {
+func (a *Adapter) StartAttempt(e event.Event) context.Context {
 	ctx := e.Context
 	if ctx == nil {
 		ctx = context.Background()
@@ -135,13 +135,13 @@ func attemptSpan(ctx context.Context) (trace.Span, bool) {
 
 // Report records e: it ends the attempt's span with its outcome, adds the
 // waits, stops and quotas to the spans they belong to, and counts.
-func (a *Adapter) Report(e progress.Event) {
+func (a *Adapter) Report(e event.Event) {
 	ctx := e.Context
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	switch e.Kind {
-	case progress.RetryScheduled:
+	case event.RetryScheduled:
 		reason := waitReason(e.Reason)
 		host, _ := hostPort(e.Host, e.URL)
 		a.m.resends.Add(ctx, 1, a.m.resendSet(host, errorType(e), reason).add...)
@@ -154,7 +154,7 @@ func (a *Adapter) Report(e progress.Event) {
 		waitEvent(span, e, reason)
 		span.End()
 
-	case progress.Waiting:
+	case event.Waiting:
 		reason := waitReason(e.Reason)
 		host, _ := hostPort(e.Host, e.URL)
 		a.m.waits.Record(ctx, e.Wait.Seconds(), a.m.waitSet(host, reason).rec...)
@@ -166,7 +166,7 @@ func (a *Adapter) Report(e progress.Event) {
 			waitEvent(span, e, reason)
 		}
 
-	case progress.RequestFinished:
+	case event.RequestFinished:
 		span, ok := attemptSpan(ctx)
 		if !ok {
 			return
@@ -177,7 +177,7 @@ func (a *Adapter) Report(e progress.Event) {
 		a.outcome(span, e)
 		span.End()
 
-	case progress.Stopped:
+	case event.Stopped:
 		reason := stopReason(e.Stop)
 		host, _ := hostPort(e.Host, e.URL)
 		a.m.stops.Add(ctx, 1, a.m.stopSet(host, reason).add...)
@@ -204,25 +204,25 @@ func (a *Adapter) Report(e progress.Event) {
 			span.End()
 		}
 
-	case progress.QuotaSeen:
+	case event.QuotaSeen:
 		if span, ok := attemptSpan(ctx); ok {
 			quotaEvent(span, e)
 		}
 
-	case progress.PageReceived:
+	case event.PageReceived:
 		host, _ := hostPort(e.Host, e.URL)
 		set := a.m.hostSet(host)
 		a.m.pages.Add(ctx, 1, set.add...)
 		a.m.rows.Add(ctx, e.Items, set.add...)
 
-	case progress.SubrequestDone:
+	case event.SubrequestDone:
 		a.m.subrequests.Add(ctx, 1)
 	}
 }
 
 // outcome sets what an attempt ended with: its status, or the class of
 // the failure without one.
-func (a *Adapter) outcome(span trace.Span, e progress.Event) {
+func (a *Adapter) outcome(span trace.Span, e event.Event) {
 	if e.Status != 0 {
 		span.SetAttributes(semconv.HTTPResponseStatusCode(e.Status))
 		if e.Status >= 400 {
@@ -249,7 +249,7 @@ func stamp(t time.Time) time.Time {
 	return t
 }
 
-func errorType(e progress.Event) attribute.KeyValue {
+func errorType(e event.Event) attribute.KeyValue {
 	switch {
 	case e.Status >= 400:
 		return semconv.ErrorTypeKey.String(strconv.Itoa(e.Status))
@@ -264,13 +264,13 @@ func errorType(e progress.Event) attribute.KeyValue {
 }
 
 // waitEvent adds the wait e tells, with its reason as recorded, to span.
-func waitEvent(span trace.Span, e progress.Event, reason string) {
+func waitEvent(span trace.Span, e event.Event, reason string) {
 	span.AddEvent(EventWait, trace.WithTimestamp(stamp(e.Time)), trace.WithAttributes(
 		attribute.String(KeyWaitReason, reason), attribute.Float64(KeyWaitDuration, e.Wait.Seconds())))
 }
 
 // quotaEvent adds the quota e tells to its attempt's span.
-func quotaEvent(span trace.Span, e progress.Event) {
+func quotaEvent(span trace.Span, e event.Event) {
 	span.AddEvent(EventQuota, trace.WithTimestamp(stamp(e.Time)), trace.WithAttributes(
 		attribute.Int64(KeyQuotaRemaining, e.Remaining), attribute.Float64(KeyQuotaReset, e.Reset.Seconds())))
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/otelsteady"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -101,19 +101,19 @@ func BenchmarkEventMetrics(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	at := progress.Event{Host: "api.example.gov", URL: "https://api.example.gov/items", Context: context.Background(), Time: time.Now()}
-	with := func(f func(*progress.Event)) progress.Event { e := at; f(&e); return e }
+	at := event.Event{Host: "api.example.gov", URL: "https://api.example.gov/items", Context: context.Background(), Time: time.Now()}
+	with := func(f func(*event.Event)) event.Event { e := at; f(&e); return e }
 	for _, c := range []struct {
 		name string
-		e    progress.Event
+		e    event.Event
 	}{
-		{"resend", with(func(e *progress.Event) {
-			e.Kind, e.Status, e.Reason, e.Wait = progress.RetryScheduled, 503, progress.WaitBackoff, time.Second
+		{"resend", with(func(e *event.Event) {
+			e.Kind, e.Status, e.Reason, e.Wait = event.RetryScheduled, 503, event.WaitBackoff, time.Second
 		})},
-		{"stop", with(func(e *progress.Event) { e.Kind, e.Stop = progress.Stopped, retry.ErrBudget })},
-		{"page", with(func(e *progress.Event) { e.Kind, e.Items = progress.PageReceived, 3 })},
-		{"hold", with(func(e *progress.Event) {
-			e.Kind, e.Reason, e.Wait = progress.Waiting, progress.WaitRateLimited, time.Second
+		{"stop", with(func(e *event.Event) { e.Kind, e.Stop = event.Stopped, retry.ErrBudget })},
+		{"page", with(func(e *event.Event) { e.Kind, e.Items = event.PageReceived, 3 })},
+		{"hold", with(func(e *event.Event) {
+			e.Kind, e.Reason, e.Wait = event.Waiting, event.WaitRateLimited, time.Second
 		})},
 	} {
 		b.Run(c.name, func(b *testing.B) {

@@ -2,8 +2,8 @@
 // metrics: a client span for every attempt, every wait with its reason,
 // every stop, and counters an operator can graph.
 //
-// An [Adapter] is a [progress.Tracer]. Give it as the client's Reporter
-// (with a renderer through [progress.Multi] if you also draw progress):
+// An [Adapter] is a [event.Tracer]. Give it as the client's Reporter
+// (with a renderer through [event.Multi] if you also draw progress):
 //
 //	a, err := otelsteady.New(otelsteady.Options{Keys: keys})
 //	client, err := steady.New(steady.Options{Keys: keys, Reporter: a})

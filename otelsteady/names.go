@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -74,11 +74,11 @@ const (
 // metric's attribute set small.
 func waitReason(r string) string {
 	switch r {
-	case progress.WaitBackoff:
+	case event.WaitBackoff:
 		return WaitBackoff
-	case progress.WaitServerHint:
+	case event.WaitServerHint:
 		return WaitServerHint
-	case progress.WaitRateLimited:
+	case event.WaitRateLimited:
 		return WaitPacing
 	}
 	if strings.HasPrefix(r, "resume") {

@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
 func TestWaitReason(t *testing.T) {
 	for in, want := range map[string]string{
-		progress.WaitBackoff:     WaitBackoff,
-		progress.WaitServerHint:  WaitServerHint,
-		progress.WaitRateLimited: WaitPacing,
+		event.WaitBackoff:     WaitBackoff,
+		event.WaitServerHint:  WaitServerHint,
+		event.WaitRateLimited: WaitPacing,
 		"resume at byte 1048576": WaitResume,
 		"":                       WaitOther,
 		"something new":          WaitOther,

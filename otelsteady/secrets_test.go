@@ -20,7 +20,7 @@ import (
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/internal/wiretest"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -122,10 +122,10 @@ func TestAdapterRedactsByValue(t *testing.T) {
 	key := credentials.Key{Query: "q", Value: "v@lue 42", Hosts: []string{"api.example.gov"}}
 	r := newRig(t, key)
 	ctx, span := r.caller(context.Background())
-	e := progress.Event{Kind: progress.AttemptStarted, Context: ctx, Attempt: 1, Method: "GET", Host: "api.example.gov",
+	e := event.Event{Kind: event.AttemptStarted, Context: ctx, Attempt: 1, Method: "GET", Host: "api.example.gov",
 		URL: "https://api.example.gov/x?q=" + url.QueryEscape(key.Value) + "&p=" + url.PathEscape(key.Value)}
 	e.Context = r.adapter.StartAttempt(e)
-	e.Kind, e.Err, e.ErrClass, e.Stop, e.Reason = progress.Stopped, "broken: "+key.Value, "reset", retry.ErrNotRetryable, "not retryable"
+	e.Kind, e.Err, e.ErrClass, e.Stop, e.Reason = event.Stopped, "broken: "+key.Value, "reset", retry.ErrNotRetryable, "not retryable"
 	r.adapter.Report(e)
 	span.End()
 	text := r.recordedText(t)

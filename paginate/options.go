@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 )
 
 // NoItems, as [Options.Items], says the pages carry no items the walk should
@@ -71,9 +71,9 @@ type Options struct {
 	// negative means no bound.
 	MaxPageBytes int64
 
-	// Reporter receives a [progress.PageReceived] event per page (nil:
+	// Reporter receives a [event.PageReceived] event per page (nil:
 	// silent).
-	Reporter progress.Reporter
+	Reporter event.Reporter
 
 	// Secrets are values that must never appear in errors or events, such
 	// as API keys; the client fills it in. Wherever the walk puts server

@@ -10,7 +10,7 @@ import (
 
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/liveness"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 )
 
 // Pages walks the pages that start at req, following next links with
@@ -283,8 +283,8 @@ func (w *Walk) report(ctx context.Context, pl *plan, p *Page) {
 		total = w.sum.Total
 		w.mu.Unlock()
 	}
-	progress.Emit(w.opt.Reporter, progress.Event{
-		Kind:       progress.PageReceived,
+	event.Emit(w.opt.Reporter, event.Event{
+		Kind:       event.PageReceived,
 		Method:     method,
 		URL:        pl.redact.URL(p.URL),
 		Host:       p.URL.Host,

@@ -15,7 +15,7 @@ import (
 
 	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/paginate"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 )
 
 // fakeAPI answers pages of a top-level array linked by Link headers, without
@@ -151,8 +151,8 @@ func TestWalkSummaryRateLimit(t *testing.T) {
 func TestWalkReportsPages(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
-	var events []progress.Event
-	rep := progress.ReporterFunc(func(e progress.Event) {
+	var events []event.Event
+	rep := event.ReporterFunc(func(e event.Event) {
 		mu.Lock()
 		events = append(events, e)
 		mu.Unlock()
@@ -166,7 +166,7 @@ func TestWalkReportsPages(t *testing.T) {
 		t.Fatalf("%d events, want 2", len(events))
 	}
 	for i, e := range events {
-		if e.Kind != progress.PageReceived || e.Done != i+1 || e.Items != 1 || e.Bytes != int64(len(itemsJSON(i+1, 1))) ||
+		if e.Kind != event.PageReceived || e.Done != i+1 || e.Items != 1 || e.Bytes != int64(len(itemsJSON(i+1, 1))) ||
 			e.Time.IsZero() || e.Method != "GET" || e.TotalItems != 2 || e.Status != 200 || e.Host != "api.example.gov" {
 			t.Errorf("event %d = %+v", i, e)
 		}

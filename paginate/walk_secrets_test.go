@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/steadyhttp/steady/paginate"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 )
 
 const (
@@ -173,7 +173,7 @@ func TestWalkSecretsRedacted(t *testing.T) {
 				opt.Items = paginate.NoItems
 			}
 			opt.Secrets = []string{"", walkKey}
-			opt.Reporter = progress.ReporterFunc(func(e progress.Event) {
+			opt.Reporter = event.ReporterFunc(func(e event.Event) {
 				mu.Lock()
 				events = append(events, fmt.Sprintf("%+v", e))
 				mu.Unlock()
@@ -196,8 +196,8 @@ func TestWalkSecretsRedacted(t *testing.T) {
 
 func TestWalkSecretsInEvents(t *testing.T) {
 	t.Parallel()
-	var events []progress.Event
-	rep := progress.ReporterFunc(func(e progress.Event) { events = append(events, e) })
+	var events []event.Event
+	rep := event.ReporterFunc(func(e event.Event) { events = append(events, e) })
 	link := func(_ *http.Request, resp *http.Response) {
 		if resp.Request.URL.Query().Get("page") == "" {
 			resp.Header.Set("Link", "<"+keyLink("/items")+`>; rel="next"`)

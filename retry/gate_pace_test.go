@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -70,9 +70,9 @@ func TestPacingHoldsUntilReset(t *testing.T) {
 			status(200, "RateLimit", `"default";r=0;t=20`),
 			status(200, "RateLimit", `"default";r=99;t=60`),
 		}}
-		var waits []progress.Event
-		tr := retry.New(s, retry.Policy{Pace: true, Rand: constRand(0.5), Reporter: progress.ReporterFunc(func(e progress.Event) {
-			if e.Kind == progress.Waiting {
+		var waits []event.Event
+		tr := retry.New(s, retry.Policy{Pace: true, Rand: constRand(0.5), Reporter: event.ReporterFunc(func(e event.Event) {
+			if e.Kind == event.Waiting {
 				waits = append(waits, e)
 			}
 		})})
@@ -88,7 +88,7 @@ func TestPacingHoldsUntilReset(t *testing.T) {
 		if got := s.times[1].Sub(s.times[0]); got != 20*time.Second {
 			t.Errorf("second request waited %v, want the 20s reset", got)
 		}
-		if len(waits) != 1 || waits[0].Reason != progress.WaitRateLimited || waits[0].Wait != 20*time.Second {
+		if len(waits) != 1 || waits[0].Reason != event.WaitRateLimited || waits[0].Wait != 20*time.Second {
 			t.Errorf("waiting events = %+v", waits)
 		}
 		// Another host is not held.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 )
 
 // Defaults for the zero fields of a [Policy].
@@ -69,7 +69,7 @@ type Policy struct {
 	// random source). Tests set it to make waits exact.
 	Rand func() float64
 	// Reporter receives an event per attempt (nil: none).
-	Reporter progress.Reporter
+	Reporter event.Reporter
 	// Budget, when set, bounds re-sends across every call sharing it; a call
 	// whose re-send the budget refuses stops with [ErrBudget].
 	Budget *Budget

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady/liveness"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 )
 
 // ErrResumeRefused is the cause when a body broke mid-way and could not be
@@ -187,7 +187,7 @@ func strongETag(v string) bool {
 // resumeReason is the reason of the RetryScheduled event before a broken
 // body is continued at byte k.
 func resumeReason(k int64) string {
-	return progress.WaitResume + " at byte " + strconv.FormatInt(k, 10)
+	return event.WaitResume + " at byte " + strconv.FormatInt(k, 10)
 }
 
 // continueAfter continues the body after cause broke it at the current
@@ -254,7 +254,7 @@ func (b *streamBody) continueAfter(cause error) error {
 		if p.Reporter != nil {
 			// Numbered like the attempts the policy bounds: those since data
 			// last arrived, so a long download's fifth resume is not "5/4".
-			c.emit(progress.Event{Kind: progress.RetryScheduled, Attempt: st.fails, ErrClass: class,
+			c.emit(event.Event{Kind: event.RetryScheduled, Attempt: st.fails, ErrClass: class,
 				Err: errText(cause), Wait: wait, Reason: resumeReason(k), Bytes: k})
 		}
 		if err := sleepCtx(ctx, wait); err != nil {
@@ -481,7 +481,7 @@ func (b *streamBody) refuse(why string, status int, cause error) error {
 	err := &ResumeError{Method: method(c.req), URL: c.redacted(), Offset: b.offset, Reason: why, Status: status, Err: cause}
 	b.record(ErrResumeRefused, status, cause)
 	if c.p.Reporter != nil {
-		c.emit(progress.Event{Kind: progress.Stopped, Attempt: b.attempts, Status: status,
+		c.emit(event.Event{Kind: event.Stopped, Attempt: b.attempts, Status: status,
 			Err: errText(cause), Reason: ErrResumeRefused.Error() + ": " + why})
 	}
 	return err
@@ -492,7 +492,7 @@ func (b *streamBody) fail(stop error, status int, cause error) error {
 	c := &b.r.c
 	b.record(stop, status, cause)
 	if c.p.Reporter != nil {
-		c.emit(progress.Event{Kind: progress.Stopped, Attempt: b.attempts, Status: status, Err: errText(cause), Reason: stop.Error()})
+		c.emit(event.Event{Kind: event.Stopped, Attempt: b.attempts, Status: status, Err: errText(cause), Reason: stop.Error()})
 	}
 	return &Error{Method: method(c.req), URL: c.redacted(), Attempts: b.attempts, Reason: stop, Status: status, Err: cause}
 }

@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -142,16 +142,16 @@ func (b *cutBody) Close() error {
 // events collects what a transport reports.
 type events struct {
 	mu sync.Mutex
-	es []progress.Event
+	es []event.Event
 }
 
-func (e *events) Report(ev progress.Event) {
+func (e *events) Report(ev event.Event) {
 	e.mu.Lock()
 	e.es = append(e.es, ev)
 	e.mu.Unlock()
 }
 
-func (e *events) reasons(k progress.Kind) []string {
+func (e *events) reasons(k event.Kind) []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []string
@@ -216,17 +216,17 @@ func TestResumeContinuesABrokenBody(t *testing.T) {
 		if out.Resumes != 4 || out.Attempts != 5 || out.Stop != nil {
 			t.Errorf("outcome %+v; want 4 resumes, 5 attempts, no stop", *out)
 		}
-		if got := ev.reasons(progress.RetryScheduled); !equal(got, want) {
+		if got := ev.reasons(event.RetryScheduled); !equal(got, want) {
 			t.Errorf("retry reasons %q; want %q", got, want)
 		}
 		ev.mu.Lock()
 		for _, e := range ev.es {
-			if e.Kind == progress.RetryScheduled && (e.Attempt != 1 || e.Bytes == 0) {
+			if e.Kind == event.RetryScheduled && (e.Attempt != 1 || e.Bytes == 0) {
 				t.Errorf("resume event %+v: want attempt 1 (each break follows progress) and the byte offset", e)
 			}
 		}
 		ev.mu.Unlock()
-		if got := ev.reasons(progress.RequestStarted); len(got) != 1 {
+		if got := ev.reasons(event.RequestStarted); len(got) != 1 {
 			t.Errorf("%d RequestStarted events; a continuation is not a new request", len(got))
 		}
 	})
@@ -746,7 +746,7 @@ func (e *events) waits() []time.Duration {
 	defer e.mu.Unlock()
 	var out []time.Duration
 	for _, ev := range e.es {
-		if ev.Kind == progress.RetryScheduled {
+		if ev.Kind == event.RetryScheduled {
 			out = append(out, ev.Wait)
 		}
 	}

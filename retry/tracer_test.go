@@ -12,7 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -21,21 +21,21 @@ type (
 	attemptKey struct{}
 )
 
-// tracerFunc is a progress.Tracer that records what it is told and gives
+// tracerFunc is a event.Tracer that records what it is told and gives
 // every attempt a context naming its number.
 type tracerFunc struct {
 	mu      sync.Mutex
-	started []progress.Event
-	events  []progress.Event
+	started []event.Event
+	events  []event.Event
 }
 
-func (t *tracerFunc) Report(e progress.Event) {
+func (t *tracerFunc) Report(e event.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.events = append(t.events, e)
 }
 
-func (t *tracerFunc) StartAttempt(e progress.Event) context.Context {
+func (t *tracerFunc) StartAttempt(e event.Event) context.Context {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.started = append(t.started, e)
@@ -81,7 +81,7 @@ func TestTracerContextReachesAttempts(t *testing.T) {
 			t.Errorf("attempts sent with contexts of attempts %v, want %v", got, want)
 		}
 		for i, e := range tr.started {
-			if e.Kind != progress.AttemptStarted || e.Attempt != i+1 || e.MaxAttempts != 5 || e.Method != "GET" {
+			if e.Kind != event.AttemptStarted || e.Attempt != i+1 || e.MaxAttempts != 5 || e.Method != "GET" {
 				t.Errorf("StartAttempt %d got %+v", i, e)
 			}
 			if attemptOf(e.Context) != 0 || e.Context.Value(callerKey{}) != "caller" {
@@ -92,15 +92,15 @@ func TestTracerContextReachesAttempts(t *testing.T) {
 			}
 		}
 		type ev struct {
-			kind    progress.Kind
+			kind    event.Kind
 			attempt int
 			ctxOf   int
 		}
 		want := []ev{
-			{progress.RequestStarted, 0, 0},
-			{progress.RetryScheduled, 1, 1},
-			{progress.RetryScheduled, 2, 2},
-			{progress.RequestFinished, 3, 3},
+			{event.RequestStarted, 0, 0},
+			{event.RetryScheduled, 1, 1},
+			{event.RetryScheduled, 2, 2},
+			{event.RequestFinished, 3, 3},
 		}
 		if len(tr.events) != len(want) {
 			t.Fatalf("got %d events, want %d: %+v", len(tr.events), len(want), tr.events)
@@ -110,7 +110,7 @@ func TestTracerContextReachesAttempts(t *testing.T) {
 			if got := (ev{e.Kind, e.Attempt, attemptOf(e.Context)}); got != w {
 				t.Errorf("event %d = %+v, want %+v", i, got, w)
 			}
-			if e.Kind == progress.AttemptStarted {
+			if e.Kind == event.AttemptStarted {
 				t.Errorf("Report received an AttemptStarted event")
 			}
 		}
@@ -132,7 +132,7 @@ func TestTracerAttemptSeesCancellation(t *testing.T) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
 		last := tr.events[len(tr.events)-1]
-		if last.Kind != progress.Stopped || last.Stop != context.Canceled || attemptOf(last.Context) != 1 {
+		if last.Kind != event.Stopped || last.Stop != context.Canceled || attemptOf(last.Context) != 1 {
 			t.Errorf("last event %+v (attempt context %d), want the attempt's Stopped with context.Canceled",
 				last, attemptOf(last.Context))
 		}
@@ -156,9 +156,9 @@ func TestStoppedCarriesItsReason(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var events []progress.Event
+				var events []event.Event
 				c.policy.Rand = constRand(0)
-				c.policy.Reporter = progress.ReporterFunc(func(e progress.Event) { events = append(events, e) })
+				c.policy.Reporter = event.ReporterFunc(func(e event.Event) { events = append(events, e) })
 				rt := retry.New(&script{steps: c.steps}, c.policy)
 				ctx := context.WithValue(t.Context(), callerKey{}, "caller")
 				req := get(ctx, api)
@@ -170,7 +170,7 @@ func TestStoppedCarriesItsReason(t *testing.T) {
 					resp.Body.Close()
 				}
 				last := events[len(events)-1]
-				if last.Kind != progress.Stopped || !errors.Is(last.Stop, c.want) || !strings.HasPrefix(last.Reason, c.want.Error()) {
+				if last.Kind != event.Stopped || !errors.Is(last.Stop, c.want) || !strings.HasPrefix(last.Reason, c.want.Error()) {
 					t.Errorf("last event %+v, want Stopped by %v", last, c.want)
 				}
 				for i, e := range events {
@@ -198,7 +198,7 @@ func TestStoppedWhenBodyCannotBeReplayed(t *testing.T) {
 			t.Fatalf("err = %v, want ErrNotRetryable", err)
 		}
 		last := tr.events[len(tr.events)-1]
-		if last.Kind != progress.Stopped || last.Stop != retry.ErrNotRetryable || attemptOf(last.Context) != 2 {
+		if last.Kind != event.Stopped || last.Stop != retry.ErrNotRetryable || attemptOf(last.Context) != 2 {
 			t.Errorf("last event %+v (attempt context %d), want Stopped on attempt 2's context", last, attemptOf(last.Context))
 		}
 	})
@@ -208,9 +208,9 @@ func TestStoppedWhenBodyCannotBeReplayed(t *testing.T) {
 // with a Stopped event naming ErrRateLimited and the hold.
 func TestStoppedByPacingRefusal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var events []progress.Event
+		var events []event.Event
 		rt := retry.New(&script{steps: []func(*http.Request) (*http.Response, error){status(200, "RateLimit", `"default";r=0;t=3600`)}},
-			retry.Policy{Pace: true, Reporter: progress.ReporterFunc(func(e progress.Event) { events = append(events, e) })})
+			retry.Policy{Pace: true, Reporter: event.ReporterFunc(func(e event.Event) { events = append(events, e) })})
 		resp, err := rt.RoundTrip(get(t.Context(), api))
 		if err != nil {
 			t.Fatal(err)
@@ -222,7 +222,7 @@ func TestStoppedByPacingRefusal(t *testing.T) {
 			t.Fatalf("err = %v, want ErrRateLimited", err)
 		}
 		last := events[len(events)-1]
-		if last.Kind != progress.Stopped || last.Stop != retry.ErrRateLimited || last.Wait != time.Hour {
+		if last.Kind != event.Stopped || last.Stop != retry.ErrRateLimited || last.Wait != time.Hour {
 			t.Errorf("last event %+v, want Stopped by ErrRateLimited with the hold", last)
 		}
 	})
@@ -238,11 +238,11 @@ func TestSuccessPathAllocations(t *testing.T) {
 	req := get(context.Background(), api+"?page=2")
 	for _, c := range []struct {
 		name string
-		rep  progress.Reporter
+		rep  event.Reporter
 		want float64
 	}{
 		{"no reporter", nil, 0},
-		{"a plain reporter", progress.ReporterFunc(func(progress.Event) {}), 1},
+		{"a plain reporter", event.ReporterFunc(func(event.Event) {}), 1},
 	} {
 		rt := retry.New(inner, retry.Policy{Reporter: c.rep})
 		got := testing.AllocsPerRun(100, func() {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/liveness"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 )
 
 // Transport is a retrying [http.RoundTripper]. Create one with [New]; it is
@@ -111,9 +111,9 @@ type call struct {
 	cause   error  // the last failure without a response
 	url     string // redacted, computed on first use
 	cont    bool   // a Range request continuing a broken body (resume.go)
-	// tracer is the Reporter when it is a progress.Tracer; actx is the
+	// tracer is the Reporter when it is a event.Tracer; actx is the
 	// context it gave the attempt in flight, nil between attempts.
-	tracer progress.Tracer
+	tracer event.Tracer
 	actx   context.Context
 }
 
@@ -131,7 +131,7 @@ func (c *call) run() (*http.Response, error) {
 	p, req := c.p, c.req
 	rep := p.Reporter
 	if rep != nil {
-		c.tracer, _ = rep.(progress.Tracer)
+		c.tracer, _ = rep.(event.Tracer)
 	}
 	c.tracker = liveness.From(c.ctx)
 	// Body reads are progress only for a tracker someone else reads: one
@@ -172,7 +172,7 @@ func (c *call) run() (*http.Response, error) {
 		p.Budget.Deposit()
 	}
 	if rep != nil && !c.cont {
-		c.emit(progress.Event{Kind: progress.RequestStarted})
+		c.emit(event.Event{Kind: event.RequestStarted})
 	}
 	host := req.URL.Host
 	var route string
@@ -211,7 +211,7 @@ func (c *call) run() (*http.Response, error) {
 			}
 			c.finish(attempt-1, ErrNotRetryable, 0, 0, err)
 			if rep != nil {
-				c.emit(progress.Event{Kind: progress.Stopped, Attempt: attempt - 1, Err: errText(err),
+				c.emit(event.Event{Kind: event.Stopped, Attempt: attempt - 1, Err: errText(err),
 					Reason: ErrNotRetryable.Error() + ": " + err.Error(), Stop: ErrNotRetryable})
 			}
 			return nil, &Error{Method: req.Method, URL: c.redacted(), Attempts: attempt - 1, Reason: ErrNotRetryable, Err: err}
@@ -257,7 +257,7 @@ func (c *call) run() (*http.Response, error) {
 			c.handOver(resp, attempt, shared, inAttempt)
 			c.finish(attempt, nil, resp.StatusCode, 0, nil)
 			if rep != nil {
-				c.emit(progress.Event{Kind: progress.RequestFinished, Attempt: attempt, Status: resp.StatusCode})
+				c.emit(event.Event{Kind: event.RequestFinished, Attempt: attempt, Status: resp.StatusCode})
 			}
 			return resp, nil
 		}
@@ -289,7 +289,7 @@ func (c *call) run() (*http.Response, error) {
 				// only a rate limit makes worth re-sending.
 				q, at, ok := c.observeQuota(resp, route, sent)
 				if ok && rep != nil {
-					c.emit(progress.Event{Kind: progress.QuotaSeen, Time: at, Status: status, Remaining: q.Remaining, Reset: q.Reset})
+					c.emit(event.Event{Kind: event.QuotaSeen, Time: at, Status: status, Remaining: q.Remaining, Reset: q.Reset})
 				}
 				if ok && !hasHint && (p.Pace || status == http.StatusForbidden) && q.Remaining == 0 && q.Reset > 0 {
 					hint, hasHint = q.Reset, true // Retry-After takes precedence when both are given
@@ -307,10 +307,10 @@ func (c *call) run() (*http.Response, error) {
 			stop = ErrRetryAfter
 		}
 		var wait time.Duration
-		reason := progress.WaitBackoff
+		reason := event.WaitBackoff
 		if stop == nil {
 			if hasHint {
-				wait, reason = serverWait(hint, p.Rand(), p.MaxBackoff, p.MaxRetryAfter), progress.WaitServerHint
+				wait, reason = serverWait(hint, p.Rand(), p.MaxBackoff, p.MaxRetryAfter), event.WaitServerHint
 			} else {
 				wait = p.delay(attempt, prevWait, p.Rand())
 			}
@@ -366,7 +366,7 @@ func (c *call) run() (*http.Response, error) {
 				if stopWhy != "" {
 					text += ": " + stopWhy
 				}
-				c.emit(progress.Event{Kind: progress.Stopped, Attempt: attempt, Status: status, ErrClass: class,
+				c.emit(event.Event{Kind: event.Stopped, Attempt: attempt, Status: status, ErrClass: class,
 					Err: errText(cause), Reason: text, Wait: hint, Stop: stop})
 			}
 			if resp != nil {
@@ -385,11 +385,11 @@ func (c *call) run() (*http.Response, error) {
 			c.out.Status = status
 		}
 		if rep != nil {
-			c.emit(progress.Event{Kind: progress.RetryScheduled, Attempt: attempt, Status: status, ErrClass: class,
+			c.emit(event.Event{Kind: event.RetryScheduled, Attempt: attempt, Status: status, ErrClass: class,
 				Err: errText(cause), Wait: wait, Reason: reason})
 		}
 		if hold > 0 && rep != nil {
-			c.emit(progress.Event{Kind: progress.Waiting, Attempt: attempt + 1, Wait: hold, Reason: progress.WaitRateLimited})
+			c.emit(event.Event{Kind: event.Waiting, Attempt: attempt + 1, Wait: hold, Reason: event.WaitRateLimited})
 		}
 		c.actx = nil // the attempt is over; the wait belongs to the request
 		if err := c.sleep(wait + hold); err != nil {
@@ -453,7 +453,7 @@ func (c *call) canceled(attempts int, waiting bool) error {
 	}
 	c.finish(attempts, err, 0, 0, cause)
 	if c.p.Reporter != nil {
-		c.emit(progress.Event{Kind: progress.Stopped, Attempt: attempts, Reason: err.Error(), Stop: err})
+		c.emit(event.Event{Kind: event.Stopped, Attempt: attempts, Reason: err.Error(), Stop: err})
 	}
 	return err
 }
@@ -517,12 +517,12 @@ func (c *call) acceptQuota(resp *http.Response, attempt int, route string, sent 
 	c.handOver(resp, attempt, shared, inAttempt)
 	c.finish(attempt, nil, resp.StatusCode, 0, nil)
 	if c.p.Reporter != nil {
-		e := progress.Event{Kind: progress.RequestFinished, Time: at, Attempt: attempt, Status: resp.StatusCode}
+		e := event.Event{Kind: event.RequestFinished, Time: at, Attempt: attempt, Status: resp.StatusCode}
 		if q.ok {
 			e.Quota, e.Remaining, e.Reset = true, q.q.Remaining, q.q.Reset
 		}
 		// Straight to the Reporter, which is set, with the time stamped:
-		// through progress.Emit the event, some 300 bytes, is copied twice.
+		// through event.Emit the event, some 300 bytes, is copied twice.
 		c.fill(&e)
 		c.p.Reporter.Report(e)
 	}
@@ -571,13 +571,13 @@ func (c *call) readQuota(f *quotaFields, route string, sent time.Time, q *quotaP
 	return at
 }
 
-func (c *call) emit(e progress.Event) {
+func (c *call) emit(e event.Event) {
 	c.fill(&e)
-	progress.Emit(c.p.Reporter, e)
+	event.Emit(c.p.Reporter, e)
 }
 
 // fill sets the fields every request event shares.
-func (c *call) fill(e *progress.Event) {
+func (c *call) fill(e *event.Event) {
 	e.Method = method(c.req)
 	e.URL = c.redacted()
 	e.Host = c.req.URL.Host
@@ -590,7 +590,7 @@ func (c *call) fill(e *progress.Event) {
 
 // startAttempt asks the tracer for the context attempt n is sent with.
 func (c *call) startAttempt(n int) {
-	e := progress.Event{Kind: progress.AttemptStarted, Attempt: n, Time: time.Now()}
+	e := event.Event{Kind: event.AttemptStarted, Attempt: n, Time: time.Now()}
 	c.actx = nil
 	c.fill(&e)
 	c.actx = c.tracer.StartAttempt(e)
@@ -653,13 +653,13 @@ func (c *call) paceFirst(host, route string) error {
 		c.finish(0, reason, 0, 0, nil)
 		closeRequestBody(c.req) // never handed to the inner transport
 		if p.Reporter != nil {
-			c.emit(progress.Event{Kind: progress.Stopped, Reason: reason.Error(), Wait: h.Wait, Stop: reason})
+			c.emit(event.Event{Kind: event.Stopped, Reason: reason.Error(), Wait: h.Wait, Stop: reason})
 		}
 		return &Error{Method: c.req.Method, URL: c.redacted(), Reason: reason, Wait: h.Wait}
 	}
 	wait := c.holdWait(h, limit)
 	if p.Reporter != nil {
-		c.emit(progress.Event{Kind: progress.Waiting, Attempt: 1, Wait: wait, Reason: progress.WaitRateLimited})
+		c.emit(event.Event{Kind: event.Waiting, Attempt: 1, Wait: wait, Reason: event.WaitRateLimited})
 	}
 	if err := c.sleep(wait); err != nil {
 		closeRequestBody(c.req) // never handed to the inner transport

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady/liveness"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -118,8 +118,8 @@ func TestRetryAfterWaits(t *testing.T) {
 func TestRetryAfterAboveCapStopsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &script{steps: []func(*http.Request) (*http.Response, error){status(429, "Retry-After", "3600")}}
-		var events []progress.Event
-		tr := retry.New(s, retry.Policy{Reporter: progress.ReporterFunc(func(e progress.Event) { events = append(events, e) })})
+		var events []event.Event
+		tr := retry.New(s, retry.Policy{Reporter: event.ReporterFunc(func(e event.Event) { events = append(events, e) })})
 		ctx, out := retry.WithOutcome(t.Context())
 		start := time.Now()
 		resp, err := tr.RoundTrip(get(ctx, api))
@@ -134,7 +134,7 @@ func TestRetryAfterAboveCapStopsAtOnce(t *testing.T) {
 			t.Errorf("outcome = %+v, want ErrRetryAfter with the 1h hint", out)
 		}
 		last := events[len(events)-1]
-		if last.Kind != progress.Stopped || !strings.Contains(last.Reason, "longer than MaxRetryAfter") {
+		if last.Kind != event.Stopped || !strings.Contains(last.Reason, "longer than MaxRetryAfter") {
 			t.Errorf("last event = %+v, want a stop that says why", last)
 		}
 	})
@@ -320,8 +320,8 @@ func TestBodyWithoutGetBodyIsSentOnce(t *testing.T) {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, api, io.NopCloser(strings.NewReader("x")))
 		req.GetBody = nil
 		var stops []string
-		tr := retry.New(s, retry.Policy{Reporter: progress.ReporterFunc(func(e progress.Event) {
-			if e.Kind == progress.Stopped {
+		tr := retry.New(s, retry.Policy{Reporter: event.ReporterFunc(func(e event.Event) {
+			if e.Kind == event.Stopped {
 				stops = append(stops, e.Reason)
 			}
 		})})
@@ -494,15 +494,15 @@ func TestEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &script{steps: []func(*http.Request) (*http.Response, error){
 			status(503), fail(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}), status(429, "Retry-After", "1"), status(200)}}
-		var events []progress.Event
-		tr := retry.New(s, retry.Policy{Rand: constRand(0), Reporter: progress.ReporterFunc(func(e progress.Event) { events = append(events, e) })})
+		var events []event.Event
+		tr := retry.New(s, retry.Policy{Rand: constRand(0), Reporter: event.ReporterFunc(func(e event.Event) { events = append(events, e) })})
 		resp, err := tr.RoundTrip(get(t.Context(), api+"?api_key=SECRET123&page=2"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 		type ev struct {
-			kind    progress.Kind
+			kind    event.Kind
 			attempt int
 			status  int
 			class   string
@@ -510,11 +510,11 @@ func TestEvents(t *testing.T) {
 			reason  string
 		}
 		want := []ev{
-			{progress.RequestStarted, 0, 0, "", 0, ""},
-			{progress.RetryScheduled, 1, 503, "", 500 * time.Millisecond, progress.WaitBackoff},
-			{progress.RetryScheduled, 2, 0, "refused", time.Second, progress.WaitBackoff},
-			{progress.RetryScheduled, 3, 429, "", 1100 * time.Millisecond, progress.WaitServerHint},
-			{progress.RequestFinished, 4, 200, "", 0, ""},
+			{event.RequestStarted, 0, 0, "", 0, ""},
+			{event.RetryScheduled, 1, 503, "", 500 * time.Millisecond, event.WaitBackoff},
+			{event.RetryScheduled, 2, 0, "refused", time.Second, event.WaitBackoff},
+			{event.RetryScheduled, 3, 429, "", 1100 * time.Millisecond, event.WaitServerHint},
+			{event.RequestFinished, 4, 200, "", 0, ""},
 		}
 		if len(events) != len(want) {
 			t.Fatalf("got %d events, want %d: %+v", len(events), len(want), events)
@@ -642,10 +642,10 @@ func TestQuotaEvents(t *testing.T) {
 				status(200),
 				status(200, "RateLimit", `"default";r=nonsense`),
 			}}
-			var events []progress.Event
+			var events []event.Event
 			var received []time.Time
 			tr := retry.New(s, retry.Policy{Pace: pace, Rand: constRand(0),
-				Reporter: progress.ReporterFunc(func(e progress.Event) {
+				Reporter: event.ReporterFunc(func(e event.Event) {
 					events, received = append(events, e), append(received, time.Now())
 				})})
 			for range 3 {
@@ -656,7 +656,7 @@ func TestQuotaEvents(t *testing.T) {
 				resp.Body.Close()
 			}
 			type ev struct {
-				kind      progress.Kind
+				kind      event.Kind
 				status    int
 				quota     bool
 				remaining int64
@@ -664,14 +664,14 @@ func TestQuotaEvents(t *testing.T) {
 				has       bool
 			}
 			want := []ev{
-				{progress.RequestStarted, 0, false, 0, 0, false},
-				{progress.QuotaSeen, 503, false, 7, 30 * time.Second, true},
-				{progress.RetryScheduled, 503, false, 0, 0, false},
-				{progress.RequestFinished, 200, true, 6, 29 * time.Second, true},
-				{progress.RequestStarted, 0, false, 0, 0, false},
-				{progress.RequestFinished, 200, false, 0, 0, false},
-				{progress.RequestStarted, 0, false, 0, 0, false},
-				{progress.RequestFinished, 200, false, 0, 0, false},
+				{event.RequestStarted, 0, false, 0, 0, false},
+				{event.QuotaSeen, 503, false, 7, 30 * time.Second, true},
+				{event.RetryScheduled, 503, false, 0, 0, false},
+				{event.RequestFinished, 200, true, 6, 29 * time.Second, true},
+				{event.RequestStarted, 0, false, 0, 0, false},
+				{event.RequestFinished, 200, false, 0, 0, false},
+				{event.RequestStarted, 0, false, 0, 0, false},
+				{event.RequestFinished, 200, false, 0, 0, false},
 			}
 			if len(events) != len(want) {
 				t.Fatalf("pace %v: got %d events, want %d: %+v", pace, len(events), len(want), events)

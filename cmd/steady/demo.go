@@ -17,9 +17,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/cmd/steady/internal/render"
 	"github.com/steadyhttp/steady/config"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/paginate"
-	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/steadytest"
 )
@@ -214,13 +215,13 @@ type demoRun struct {
 	res    result
 	check  idCheck
 	out    string
-	counts progress.Counts
+	counts render.Counts
 	causes map[string]int
 }
 
 // run harvests the collection once with its own client; r, when set, also
 // receives the events. An empty out means a new temporary file.
-func (h demoHarvest) run(cmd *cobra.Command, policy retry.Policy, r progress.Reporter, out string, rows int) (demoRun, error) {
+func (h demoHarvest) run(cmd *cobra.Command, policy retry.Policy, r event.Reporter, out string, rows int) (demoRun, error) {
 	var d demoRun
 	temporary := out == ""
 	if temporary {
@@ -233,11 +234,11 @@ func (h demoHarvest) run(cmd *cobra.Command, policy retry.Policy, r progress.Rep
 		os.Remove(out)
 	}
 	d.out = out
-	tally := &progress.Tally{}
+	tally := &render.Tally{}
 	causes := &causeCount{}
-	rep := progress.Multi(tally, causes)
+	rep := event.Multi(tally, causes)
 	if r != nil {
-		rep = progress.Multi(r, tally, causes)
+		rep = event.Multi(r, tally, causes)
 	}
 	policy.Reporter = rep
 	opt := steady.ApplySettings(steady.Options{Policy: policy, Reporter: rep,
@@ -330,8 +331,8 @@ type causeCount struct {
 	m  map[string]int
 }
 
-func (c *causeCount) Report(e progress.Event) {
-	if e.Kind != progress.RetryScheduled {
+func (c *causeCount) Report(e event.Event) {
+	if e.Kind != event.RetryScheduled {
 		return
 	}
 	cause := e.ErrClass
@@ -405,7 +406,7 @@ func checkIDs(path string, n int) (idCheck, error) {
 	return c, nil
 }
 
-func writeDemoSummary(w io.Writer, res result, check idCheck, out string, counts progress.Counts, causes map[string]int) {
+func writeDemoSummary(w io.Writer, res result, check idCheck, out string, counts render.Counts, causes map[string]int) {
 	fmt.Fprintf(w, "  rows:     %d, %s\n", check.rows, check)
 	fmt.Fprintf(w, "  output:   %s\n", out)
 	fmt.Fprintf(w, "  pages:    %d\n", res.pages)

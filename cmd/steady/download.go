@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/cmd/steady/internal/render"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -57,7 +57,7 @@ type download struct {
 	sum     []byte // --sha256, nil when not asked
 	stderr  io.Writer
 	client  *steady.Client
-	bar     progress.Download
+	bar     render.Download
 	headers http.Header
 }
 
@@ -289,7 +289,7 @@ func strongDate(h http.Header) string {
 type countingWriter struct {
 	f    *os.File
 	h    hash.Hash
-	bar  progress.Download
+	bar  render.Download
 	werr error
 }
 

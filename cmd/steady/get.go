@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/steadyhttp/steady/cmd/steady/internal/render"
 	"github.com/steadyhttp/steady/credentials"
-	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -107,7 +107,7 @@ server still has the same body. FILE appears only when complete.`,
 			}
 			defer client.CloseIdleConnections()
 			defer r.Close()
-			bar := r.(progress.Download)
+			bar := r.(render.Download)
 			if kind == destFile {
 				d := &download{out: outPath, target: target, resume: resume, sum: sum, stderr: g.stderr, client: client, bar: bar}
 				return d.run(req)
@@ -144,7 +144,7 @@ server still has the same body. FILE appears only when complete.`,
 // barWriter counts what is written on the progress bar.
 type barWriter struct {
 	w   io.Writer
-	bar progress.Download
+	bar render.Download
 }
 
 func (b *barWriter) Write(p []byte) (int, error) {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/paginate"
-	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -100,7 +100,7 @@ func formatOf(out, format string) (string, error) {
 // run walks the pages and writes the items. With an output file, items go to
 // a partial file beside it and a state file records each finished page;
 // only a complete walk renames the partial file to the output.
-func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err error) {
+func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err error) {
 	start := time.Now()
 	defer func() { res.elapsed = time.Since(start) }()
 	origin := stripCredentials(j.origin, j.client.Redactor())
@@ -125,7 +125,7 @@ func (j *job) run(ctx context.Context, rep progress.Reporter) (res result, err e
 	res.rows, res.pages = st.Rows, st.Done
 	if j.resume {
 		// Progress counts the rows and pages already in the file as done.
-		progress.Emit(rep, progress.Event{Kind: progress.Resumed, Done: st.Done, Items: st.Rows})
+		event.Emit(rep, event.Event{Kind: event.Resumed, Done: st.Done, Items: st.Rows})
 	}
 	if j.maxRows > 0 && st.Rows >= int64(j.maxRows) {
 		return res, j.finish(file, st, &res)

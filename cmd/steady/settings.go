@@ -15,9 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/cmd/steady/internal/render"
 	"github.com/steadyhttp/steady/config"
 	"github.com/steadyhttp/steady/credentials"
-	"github.com/steadyhttp/steady/progress"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -187,12 +187,12 @@ func options(policy retry.Policy, s config.Settings) steady.Options {
 // renderer on stderr that its events go to (the caller closes it): the
 // policy from the settings (pacing on, as a command-line user expects), and
 // the API key, if one is set, scoped to target's own host.
-func (g *globals) clientFor(target *url.URL, policy retry.Policy, handKeys ...credentials.Key) (*steady.Client, progress.Renderer, error) {
+func (g *globals) clientFor(target *url.URL, policy retry.Policy, handKeys ...credentials.Key) (*steady.Client, render.Renderer, error) {
 	return g.clientWith(target, policy, g.renderer, handKeys...)
 }
 
 // clientWith is clientFor with the renderer chosen by pick.
-func (g *globals) clientWith(target *url.URL, policy retry.Policy, pick func(*url.URL, config.Settings) progress.Renderer, handKeys ...credentials.Key) (*steady.Client, progress.Renderer, error) {
+func (g *globals) clientWith(target *url.URL, policy retry.Policy, pick func(*url.URL, config.Settings) render.Renderer, handKeys ...credentials.Key) (*steady.Client, render.Renderer, error) {
 	s, err := g.settings()
 	if err != nil {
 		return nil, nil, err
@@ -280,19 +280,19 @@ func isLoopback(host string) bool {
 
 // renderer returns the progress renderer for stderr, with the key hint
 // configured for target's host.
-func (g *globals) renderer(target *url.URL, s config.Settings) progress.Renderer {
-	opt := progress.Options{Quiet: g.quiet, Verbose: g.verbose, KeySet: s.APIKey != "", KeyEnv: config.Name(config.DefaultPrefix, config.VarAPIKey)}
+func (g *globals) renderer(target *url.URL, s config.Settings) render.Renderer {
+	opt := render.Options{Quiet: g.quiet, Verbose: g.verbose, KeySet: s.APIKey != "", KeyEnv: config.Name(config.DefaultPrefix, config.VarAPIKey)}
 	if target != nil && s.APIKey == "" && (g.root.PersistentFlags().Changed("key-header") || g.keyQuery != "") {
 		// The user told us this host takes a key: hint after a 429.
 		opt.KeyHosts = []string{target.Host}
 	}
-	return progress.Auto(g.stderr, opt)
+	return render.Auto(g.stderr, opt)
 }
 
 // downloadRenderer is the byte renderer get shows on stderr.
-func (g *globals) downloadRenderer(target *url.URL, s config.Settings) progress.Renderer {
-	opt := progress.Options{Quiet: g.quiet, Verbose: g.verbose, KeySet: s.APIKey != "", KeyEnv: config.Name(config.DefaultPrefix, config.VarAPIKey)}
-	return progress.NewDownload(g.stderr, opt)
+func (g *globals) downloadRenderer(target *url.URL, s config.Settings) render.Renderer {
+	opt := render.Options{Quiet: g.quiet, Verbose: g.verbose, KeySet: s.APIKey != "", KeyEnv: config.Name(config.DefaultPrefix, config.VarAPIKey)}
+	return render.NewDownload(g.stderr, opt)
 }
 
 // parseTarget checks a URL argument.

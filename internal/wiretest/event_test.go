@@ -1,7 +1,7 @@
 package wiretest_test
 
-import "github.com/steadyhttp/steady/progress"
+import "github.com/steadyhttp/steady/event"
 
-func progressEvent(secret string) progress.Event {
-	return progress.Event{Kind: progress.RetryScheduled, URL: "https://x.example/?appid=" + secret}
+func progressEvent(secret string) event.Event {
+	return event.Event{Kind: event.RetryScheduled, URL: "https://x.example/?appid=" + secret}
 }

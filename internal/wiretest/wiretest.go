@@ -38,7 +38,7 @@ import (
 	"testing"
 
 	"github.com/steadyhttp/steady/credentials"
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 )
 
 // maxBody bounds what is kept of one request's body.
@@ -243,8 +243,8 @@ func exported(e error) bool {
 
 // Reporter returns a reporter that records every event, printed with %+v,
 // and passes it to next (nil: none).
-func (w *Watch) Reporter(next progress.Reporter) progress.Reporter {
-	return progress.ReporterFunc(func(e progress.Event) {
+func (w *Watch) Reporter(next event.Reporter) event.Reporter {
+	return event.ReporterFunc(func(e event.Event) {
 		w.Text("event "+e.Kind.String(), fmt.Sprintf("%+v", e))
 		if next != nil {
 			next.Report(e)

@@ -45,4 +45,4 @@
 // Text taken from the network (URLs, error texts, reasons) is stripped of
 // control characters, line separators and bidirectional overrides before it
 // is shown, so it cannot forge a line or move the cursor.
-package progress
+package render

@@ -1,10 +1,10 @@
-package progress_test
+package event_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/event"
 )
 
 type stepKey struct{}
@@ -16,9 +16,9 @@ type appendTracer struct {
 	reports int
 }
 
-func (a *appendTracer) Report(progress.Event) { a.reports++ }
+func (a *appendTracer) Report(event.Event) { a.reports++ }
 
-func (a *appendTracer) StartAttempt(e progress.Event) context.Context {
+func (a *appendTracer) StartAttempt(e event.Event) context.Context {
 	chain, _ := e.Context.Value(stepKey{}).(string)
 	return context.WithValue(e.Context, stepKey{}, chain+a.name)
 }
@@ -29,23 +29,23 @@ func (a *appendTracer) StartAttempt(e progress.Event) context.Context {
 func TestMultiChainsTracers(t *testing.T) {
 	a, b := &appendTracer{name: "a"}, &appendTracer{name: "b"}
 	plain := 0
-	r := progress.Multi(a, progress.ReporterFunc(func(progress.Event) { plain++ }), nil, b)
-	tr, ok := r.(progress.Tracer)
+	r := event.Multi(a, event.ReporterFunc(func(event.Event) { plain++ }), nil, b)
+	tr, ok := r.(event.Tracer)
 	if !ok {
 		t.Fatal("Multi of tracers is not a Tracer")
 	}
-	ctx := tr.StartAttempt(progress.Event{Kind: progress.AttemptStarted, Context: t.Context()})
+	ctx := tr.StartAttempt(event.Event{Kind: event.AttemptStarted, Context: t.Context()})
 	if got := ctx.Value(stepKey{}); got != "ab" {
 		t.Errorf("attempt context chain = %v, want ab", got)
 	}
-	r.Report(progress.Event{Kind: progress.RequestStarted})
+	r.Report(event.Event{Kind: event.RequestStarted})
 	if a.reports != 1 || b.reports != 1 || plain != 1 {
 		t.Errorf("reports a=%d b=%d plain=%d, want 1 each", a.reports, b.reports, plain)
 	}
-	if _, ok := progress.Multi(progress.ReporterFunc(func(progress.Event) {}), progress.ReporterFunc(func(progress.Event) {})).(progress.Tracer); ok {
+	if _, ok := event.Multi(event.ReporterFunc(func(event.Event) {}), event.ReporterFunc(func(event.Event) {})).(event.Tracer); ok {
 		t.Error("Multi without a tracer claims to be one")
 	}
-	if progress.AttemptStarted.String() != "attempt started" {
-		t.Errorf("AttemptStarted.String() = %q", progress.AttemptStarted.String())
+	if event.AttemptStarted.String() != "attempt started" {
+		t.Errorf("AttemptStarted.String() = %q", event.AttemptStarted.String())
 	}
 }

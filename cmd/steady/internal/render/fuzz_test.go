@@ -1,4 +1,4 @@
-package progress_test
+package render_test
 
 import (
 	"bytes"
@@ -7,7 +7,8 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/cmd/steady/internal/render"
+	"github.com/steadyhttp/steady/event"
 )
 
 // linePrefixes are the words every plain line starts with; a grep for them
@@ -24,14 +25,14 @@ func FuzzPlainLines(f *testing.F) {
 	f.Add("P\x1bOST", "https://h/\u2028\u0085", "H:443", "\x00", "\r", "\t", -1, -5)
 	f.Fuzz(func(t *testing.T, method, url, host, reason, errClass, errText string, status, attempt int) {
 		var buf bytes.Buffer
-		p := progress.NewPlain(&buf, progress.Options{
+		p := render.NewPlain(&buf, render.Options{
 			Interval: -1, NoticeInterval: -1, KeyHosts: []string{host, "api.example.gov"},
 		})
-		base := progress.Event{Time: t0, Method: method, URL: url, Host: host, Reason: reason,
+		base := event.Event{Time: t0, Method: method, URL: url, Host: host, Reason: reason,
 			ErrClass: errClass, Err: errText, Status: status, Attempt: attempt, MaxAttempts: attempt + 1,
 			Wait: time.Duration(attempt) * time.Second, Remaining: 0}
-		for _, k := range []progress.Kind{progress.RetryScheduled, progress.Waiting, progress.Stopped,
-			progress.QuotaSeen, progress.PageReceived, progress.SubrequestDone, progress.RequestFinished} {
+		for _, k := range []event.Kind{event.RetryScheduled, event.Waiting, event.Stopped,
+			event.QuotaSeen, event.PageReceived, event.SubrequestDone, event.RequestFinished} {
 			e := base
 			e.Kind = k
 			p.Report(e)

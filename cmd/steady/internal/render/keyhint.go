@@ -1,9 +1,11 @@
-package progress
+package render
 
 import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/steadyhttp/steady/event"
 )
 
 // A keyHint decides when to tell the user that an API key would help: the
@@ -38,7 +40,7 @@ func newKeyHint(o Options) keyHint {
 
 // check returns the hint line when e is the first 429 from a host that
 // accepts a key.
-func (h *keyHint) check(e Event) (line string, ok bool) {
+func (h *keyHint) check(e event.Event) (line string, ok bool) {
 	if h.shown || h.hosts == nil || e.Status != statusTooManyRequests {
 		return "", false
 	}
@@ -52,7 +54,7 @@ func (h *keyHint) check(e Event) (line string, ok bool) {
 
 // hostOf is the normalized host an event is about: its Host, else the host
 // of its URL.
-func hostOf(e Event) string {
+func hostOf(e event.Event) string {
 	if h := normalHost(e.Host); h != "" {
 		return h
 	}

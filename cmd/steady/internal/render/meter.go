@@ -1,9 +1,11 @@
-package progress
+package render
 
 import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/steadyhttp/steady/event"
 )
 
 // A meter accumulates what the renderers show: pages, rows, bytes, retries,
@@ -28,7 +30,7 @@ type meter struct {
 }
 
 // add counts e, seen at now.
-func (m *meter) add(e Event, now time.Time) {
+func (m *meter) add(e event.Event, now time.Time) {
 	if m.start.IsZero() || now.Before(m.start) {
 		m.start = now
 	}
@@ -36,29 +38,29 @@ func (m *meter) add(e Event, now time.Time) {
 		m.last = now
 	}
 	switch e.Kind {
-	case PageReceived:
+	case event.PageReceived:
 		m.pages++
 		m.rows += max(e.Items, 0)
 		m.bytes += max(e.Bytes, 0)
 		if e.TotalItems > 0 {
 			m.rowsTotal = e.TotalItems
 		}
-	case SubrequestDone:
+	case event.SubrequestDone:
 		// Sub-requests finish concurrently and their events may arrive out
 		// of order; the highest count seen is the truth.
 		m.subDone = max(m.subDone, e.Done)
 		if e.Total > 0 {
 			m.subTotal = e.Total
 		}
-	case Resumed:
+	case event.Resumed:
 		m.pages += max(e.Done, 0)
 		m.rows += max(e.Items, 0)
 		m.bytes += max(e.Bytes, 0)
 		m.baseRows += max(e.Items, 0)
 		m.baseBytes += max(e.Bytes, 0)
-	case RetryScheduled:
+	case event.RetryScheduled:
 		m.retries++
-	case Stopped:
+	case event.Stopped:
 		m.stops++
 	}
 }

@@ -1,4 +1,4 @@
-package progress_test
+package render_test
 
 import (
 	"bytes"
@@ -10,7 +10,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/cmd/steady/internal/render"
+	"github.com/steadyhttp/steady/event"
 )
 
 // lastFrame returns the last n lines of the terminal renderer's output: its
@@ -21,21 +22,21 @@ func lastFrame(out string, n int) []string {
 	return l[max(0, len(l)-n):]
 }
 
-func driveTerminal(r progress.Reporter) {
+func driveTerminal(r event.Reporter) {
 	host := "api.example.gov"
-	r.Report(progress.Event{Kind: progress.RequestStarted, Time: at(0), Method: "GET", URL: items, Host: host})
+	r.Report(event.Event{Kind: event.RequestStarted, Time: at(0), Method: "GET", URL: items, Host: host})
 	for i := 1; i <= 3; i++ {
-		r.Report(progress.Event{Kind: progress.PageReceived, Time: at(time.Duration(i) * time.Second), Done: i, Items: 100, Bytes: 50_000})
-		r.Report(progress.Event{Kind: progress.SubrequestDone, Time: at(time.Duration(i) * time.Second), Done: i, Total: 10})
+		r.Report(event.Event{Kind: event.PageReceived, Time: at(time.Duration(i) * time.Second), Done: i, Items: 100, Bytes: 50_000})
+		r.Report(event.Event{Kind: event.SubrequestDone, Time: at(time.Duration(i) * time.Second), Done: i, Total: 10})
 	}
-	r.Report(progress.Event{Kind: progress.RetryScheduled, Time: at(4 * time.Second), Method: "GET", URL: items, Host: host,
-		Attempt: 1, MaxAttempts: 5, Status: 429, Wait: 12 * time.Second, Reason: progress.WaitRateLimited})
+	r.Report(event.Event{Kind: event.RetryScheduled, Time: at(4 * time.Second), Method: "GET", URL: items, Host: host,
+		Attempt: 1, MaxAttempts: 5, Status: 429, Wait: 12 * time.Second, Reason: event.WaitRateLimited})
 }
 
 func TestTerminalFinalFrame(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var buf bytes.Buffer
-	r := progress.NewTerminal(&buf, progress.Options{Width: 80, KeyHosts: []string{"api.example.gov"}})
+	r := render.NewTerminal(&buf, render.Options{Width: 80, KeyHosts: []string{"api.example.gov"}})
 	driveTerminal(r)
 	if err := r.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -70,10 +71,10 @@ func TestTerminalInBubble(t *testing.T) {
 	// and synctest.Test fails unless every goroutine it started has ended.
 	synctest.Test(t, func(t *testing.T) {
 		var buf bytes.Buffer
-		r := progress.NewTerminal(&buf, progress.Options{Width: 80})
+		r := render.NewTerminal(&buf, render.Options{Width: 80})
 		driveTerminal(r)
 		time.Sleep(time.Second) // a few frames on the virtual clock
-		r.Report(progress.Event{Kind: progress.Stopped, Time: at(5 * time.Second), Method: "GET", URL: items,
+		r.Report(event.Event{Kind: event.Stopped, Time: at(5 * time.Second), Method: "GET", URL: items,
 			Host: "api.example.gov", Attempt: 3, Reason: "stalled"})
 		if err := r.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
@@ -94,48 +95,48 @@ func TestTerminalInBubble(t *testing.T) {
 func TestTerminalStatusClears(t *testing.T) {
 	tests := []struct {
 		name string
-		next progress.Event
+		next event.Event
 		want string
 	}{
 		{"page after the wait ended",
-			progress.Event{Kind: progress.PageReceived, Time: at(3 * time.Second), Items: 1},
+			event.Event{Kind: event.PageReceived, Time: at(3 * time.Second), Items: 1},
 			"retries 1"},
 		{"page during the wait",
-			progress.Event{Kind: progress.PageReceived, Time: at(1 * time.Second), Items: 1},
+			event.Event{Kind: event.PageReceived, Time: at(1 * time.Second), Items: 1},
 			"retries 1 · backoff: waiting 1.2s after reset"},
 		{"error response after the wait",
-			progress.Event{Kind: progress.RequestFinished, Time: at(3 * time.Second), Status: 503},
+			event.Event{Kind: event.RequestFinished, Time: at(3 * time.Second), Status: 503},
 			"retries 1 · backoff: waiting 1.2s after reset"},
 		{"server hint replaces backoff",
-			progress.Event{Kind: progress.RetryScheduled, Time: at(1 * time.Second), Status: 503, Wait: 3 * time.Second, Reason: progress.WaitServerHint},
+			event.Event{Kind: event.RetryScheduled, Time: at(1 * time.Second), Status: 503, Wait: 3 * time.Second, Reason: event.WaitServerHint},
 			"retries 2 · server hint: waiting 3s as the server asked"},
 		{"low quota",
-			progress.Event{Kind: progress.QuotaSeen, Time: at(1 * time.Second), Remaining: 2, Reset: 30 * time.Second},
+			event.Event{Kind: event.QuotaSeen, Time: at(1 * time.Second), Remaining: 2, Reset: 30 * time.Second},
 			"retries 1 · backoff: waiting 1.2s after reset · quota 2 left, resets in 30s"},
 		{"low quota on the response handed back",
-			progress.Event{Kind: progress.RequestFinished, Time: at(1 * time.Second), Status: 200, Quota: true, Remaining: 2, Reset: 30 * time.Second},
+			event.Event{Kind: event.RequestFinished, Time: at(1 * time.Second), Status: 200, Quota: true, Remaining: 2, Reset: 30 * time.Second},
 			"retries 1 · backoff: waiting 1.2s after reset · quota 2 left, resets in 30s"},
 		{"a response handed back without a quota",
-			progress.Event{Kind: progress.RequestFinished, Time: at(1 * time.Second), Status: 200, Remaining: 2},
+			event.Event{Kind: event.RequestFinished, Time: at(1 * time.Second), Status: 200, Remaining: 2},
 			"retries 1 · backoff: waiting 1.2s after reset"},
 		{"429 with Retry-After",
-			progress.Event{Kind: progress.RetryScheduled, Time: at(1 * time.Second), Status: 429, Wait: 12 * time.Second, Reason: progress.WaitServerHint},
+			event.Event{Kind: event.RetryScheduled, Time: at(1 * time.Second), Status: 429, Wait: 12 * time.Second, Reason: event.WaitServerHint},
 			"retries 2 · rate limited: waiting 12s as the server asked"},
 		{"stall in the retry package's words",
-			progress.Event{Kind: progress.Stopped, Time: at(1 * time.Second), ErrClass: "timeout", Reason: "stalled: no data within the stall budget"},
+			event.Event{Kind: event.Stopped, Time: at(1 * time.Second), ErrClass: "timeout", Reason: "stalled: no data within the stall budget"},
 			"retries 1 · stalled"},
 		{"Retry-After too long",
-			progress.Event{Kind: progress.Stopped, Time: at(1 * time.Second), Status: 429, Wait: 2 * time.Hour, Reason: "server asked to wait longer than MaxRetryAfter"},
+			event.Event{Kind: event.Stopped, Time: at(1 * time.Second), Status: 429, Wait: 2 * time.Hour, Reason: "server asked to wait longer than MaxRetryAfter"},
 			"retries 1 · stopped: server asked to wait longer than MaxRetryAfter (429, retry-after 2h0m0s)"},
 		{"stop without stall",
-			progress.Event{Kind: progress.Stopped, Time: at(1 * time.Second), Status: 503, Reason: "attempts exhausted"},
+			event.Event{Kind: event.Stopped, Time: at(1 * time.Second), Status: 503, Reason: "attempts exhausted"},
 			"retries 1 · stopped: attempts exhausted (503)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			r := progress.NewTerminal(&buf, progress.Options{Width: 100})
-			r.Report(progress.Event{Kind: progress.RetryScheduled, Time: at(0), Attempt: 1, ErrClass: "reset", Wait: 1200 * time.Millisecond, Reason: progress.WaitBackoff})
+			r := render.NewTerminal(&buf, render.Options{Width: 100})
+			r.Report(event.Event{Kind: event.RetryScheduled, Time: at(0), Attempt: 1, ErrClass: "reset", Wait: 1200 * time.Millisecond, Reason: event.WaitBackoff})
 			r.Report(tt.next)
 			if err := r.Close(); err != nil {
 				t.Fatal(err)
@@ -149,9 +150,9 @@ func TestTerminalStatusClears(t *testing.T) {
 
 func TestTerminalRowsTotal(t *testing.T) {
 	var buf bytes.Buffer
-	r := progress.NewTerminal(&buf, progress.Options{Width: 100})
-	r.Report(progress.Event{Kind: progress.RequestStarted, Time: at(0)})
-	r.Report(progress.Event{Kind: progress.PageReceived, Time: at(2 * time.Second), Items: 250, TotalItems: 1000, Bytes: 999})
+	r := render.NewTerminal(&buf, render.Options{Width: 100})
+	r.Report(event.Event{Kind: event.RequestStarted, Time: at(0)})
+	r.Report(event.Event{Kind: event.PageReceived, Time: at(2 * time.Second), Items: 250, TotalItems: 1000, Bytes: 999})
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -165,13 +166,13 @@ func TestTerminalRowsTotal(t *testing.T) {
 func TestTerminalConcurrentReportsAndClose(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var buf bytes.Buffer
-	r := progress.NewTerminal(&buf, progress.Options{Width: 80})
+	r := render.NewTerminal(&buf, render.Options{Width: 80})
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 50 {
-				r.Report(progress.Event{Kind: progress.SubrequestDone, Time: at(time.Duration(g*50+i) * time.Millisecond), Done: g*50 + i + 1, Total: 400})
-				r.Report(progress.Event{Kind: progress.PageReceived, Time: at(time.Duration(g*50+i) * time.Millisecond), Items: 1})
+				r.Report(event.Event{Kind: event.SubrequestDone, Time: at(time.Duration(g*50+i) * time.Millisecond), Done: g*50 + i + 1, Total: 400})
+				r.Report(event.Event{Kind: event.PageReceived, Time: at(time.Duration(g*50+i) * time.Millisecond), Items: 1})
 			}
 		})
 	}
@@ -184,7 +185,7 @@ func TestTerminalConcurrentReportsAndClose(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	r.Report(progress.Event{Kind: progress.PageReceived, Items: 1}) // dropped, no panic
+	r.Report(event.Event{Kind: event.PageReceived, Items: 1}) // dropped, no panic
 	frame := lastFrame(buf.String(), 3)
 	if !strings.HasPrefix(frame[0], "sub-requests 400/400 ") || !strings.HasPrefix(frame[1], "rows 400 ") {
 		t.Errorf("final frame:\n%s", strings.Join(frame, "\n"))

@@ -1,4 +1,4 @@
-package progress_test
+package render_test
 
 import (
 	"io"
@@ -6,19 +6,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/cmd/steady/internal/render"
+	"github.com/steadyhttp/steady/event"
 )
 
 // The renderers sit on the request path (Report is called by the transport),
 // so their cost per event matters most for the common, throttled case.
 
-var benchPage = progress.Event{Kind: progress.PageReceived, Time: t0, Done: 1, Items: 100, Bytes: 20_000}
+var benchPage = event.Event{Kind: event.PageReceived, Time: t0, Done: 1, Items: 100, Bytes: 20_000}
 
-var benchRetry = progress.Event{Kind: progress.RetryScheduled, Time: t0, Method: "GET", URL: items + "?page=3",
-	Host: "api.example.gov", Attempt: 1, MaxAttempts: 5, Status: 503, Wait: time.Second, Reason: progress.WaitBackoff}
+var benchRetry = event.Event{Kind: event.RetryScheduled, Time: t0, Method: "GET", URL: items + "?page=3",
+	Host: "api.example.gov", Attempt: 1, MaxAttempts: 5, Status: 503, Wait: time.Second, Reason: event.WaitBackoff}
 
 func BenchmarkPlainReportThrottled(b *testing.B) {
-	p := progress.NewPlain(io.Discard, progress.Options{})
+	p := render.NewPlain(io.Discard, render.Options{})
 	defer p.Close()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -28,7 +29,7 @@ func BenchmarkPlainReportThrottled(b *testing.B) {
 }
 
 func BenchmarkPlainReportEveryLine(b *testing.B) {
-	p := progress.NewPlain(io.Discard, progress.Options{Interval: -1, NoticeInterval: -1})
+	p := render.NewPlain(io.Discard, render.Options{Interval: -1, NoticeInterval: -1})
 	defer p.Close()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -38,7 +39,7 @@ func BenchmarkPlainReportEveryLine(b *testing.B) {
 }
 
 func BenchmarkTerminalReport(b *testing.B) {
-	r := progress.NewTerminal(io.Discard, progress.Options{Width: 80})
+	r := render.NewTerminal(io.Discard, render.Options{Width: 80})
 	defer r.Close()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -48,7 +49,7 @@ func BenchmarkTerminalReport(b *testing.B) {
 }
 
 func BenchmarkTallyReport(b *testing.B) {
-	var t progress.Tally
+	var t render.Tally
 	b.ReportAllocs()
 	for b.Loop() {
 		t.Report(benchPage)
@@ -57,7 +58,7 @@ func BenchmarkTallyReport(b *testing.B) {
 }
 
 func BenchmarkSlogReport(b *testing.B) {
-	r := progress.Slog(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r := event.Slog(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	b.ReportAllocs()
 	for b.Loop() {
 		r.Report(benchPage) // Debug: filtered out

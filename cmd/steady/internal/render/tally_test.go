@@ -1,4 +1,4 @@
-package progress_test
+package render_test
 
 import (
 	"bytes"
@@ -7,33 +7,34 @@ import (
 	"testing"
 	"time"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/cmd/steady/internal/render"
+	"github.com/steadyhttp/steady/event"
 )
 
 func TestTallyCounts(t *testing.T) {
-	var tally progress.Tally
-	for _, e := range []progress.Event{
-		{Kind: progress.RequestStarted},
-		{Kind: progress.RetryScheduled, Wait: 1200 * time.Millisecond, Reason: progress.WaitBackoff},
-		{Kind: progress.RetryScheduled, Wait: 1000 * time.Millisecond, Reason: progress.WaitBackoff},
-		{Kind: progress.RetryScheduled, Wait: 12 * time.Second, Reason: progress.WaitRateLimited},
-		{Kind: progress.RequestFinished, Status: 200},
-		{Kind: progress.RequestStarted},
-		{Kind: progress.Waiting, Wait: 3 * time.Second, Reason: progress.WaitRateLimited},
-		{Kind: progress.Waiting, Wait: 500 * time.Millisecond},
-		{Kind: progress.Waiting, Wait: -time.Second, Reason: progress.WaitBackoff}, // a negative wait counts as none
-		{Kind: progress.PageReceived, Items: 100, Bytes: 20_000},
-		{Kind: progress.PageReceived, Items: 50, Bytes: 9_000},
-		{Kind: progress.SubrequestDone, Done: 1, Total: 2},
-		{Kind: progress.Stopped, Reason: "stalled"},
-		{Kind: progress.RequestStarted},
-		{Kind: progress.Stopped, Reason: "attempts exhausted", Status: 503},
-		{Kind: progress.QuotaSeen, Remaining: 3},
+	var tally render.Tally
+	for _, e := range []event.Event{
+		{Kind: event.RequestStarted},
+		{Kind: event.RetryScheduled, Wait: 1200 * time.Millisecond, Reason: event.WaitBackoff},
+		{Kind: event.RetryScheduled, Wait: 1000 * time.Millisecond, Reason: event.WaitBackoff},
+		{Kind: event.RetryScheduled, Wait: 12 * time.Second, Reason: event.WaitRateLimited},
+		{Kind: event.RequestFinished, Status: 200},
+		{Kind: event.RequestStarted},
+		{Kind: event.Waiting, Wait: 3 * time.Second, Reason: event.WaitRateLimited},
+		{Kind: event.Waiting, Wait: 500 * time.Millisecond},
+		{Kind: event.Waiting, Wait: -time.Second, Reason: event.WaitBackoff}, // a negative wait counts as none
+		{Kind: event.PageReceived, Items: 100, Bytes: 20_000},
+		{Kind: event.PageReceived, Items: 50, Bytes: 9_000},
+		{Kind: event.SubrequestDone, Done: 1, Total: 2},
+		{Kind: event.Stopped, Reason: "stalled"},
+		{Kind: event.RequestStarted},
+		{Kind: event.Stopped, Reason: "attempts exhausted", Status: 503},
+		{Kind: event.QuotaSeen, Remaining: 3},
 	} {
 		tally.Report(e)
 	}
 	got := tally.Counts()
-	want := progress.Counts{
+	want := render.Counts{
 		Requests:        3,
 		Finished:        1,
 		Retries:         3,
@@ -78,7 +79,7 @@ func TestTallyCounts(t *testing.T) {
 }
 
 func TestTallyZeroSummary(t *testing.T) {
-	var tally progress.Tally
+	var tally render.Tally
 	var buf bytes.Buffer
 	if err := tally.WriteSummary(&buf); err != nil {
 		t.Fatal(err)
@@ -96,13 +97,13 @@ func TestTallyZeroSummary(t *testing.T) {
 }
 
 func TestTallyConcurrent(t *testing.T) {
-	var tally progress.Tally
+	var tally render.Tally
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			for range 1000 {
-				tally.Report(progress.Event{Kind: progress.RetryScheduled, Wait: time.Millisecond, Reason: progress.WaitBackoff})
-				tally.Report(progress.Event{Kind: progress.PageReceived, Items: 2, Bytes: 3})
+				tally.Report(event.Event{Kind: event.RetryScheduled, Wait: time.Millisecond, Reason: event.WaitBackoff})
+				tally.Report(event.Event{Kind: event.PageReceived, Items: 2, Bytes: 3})
 			}
 		})
 	}
@@ -115,11 +116,11 @@ func TestTallyConcurrent(t *testing.T) {
 }
 
 func TestMultiWithTally(t *testing.T) {
-	var tally progress.Tally
+	var tally render.Tally
 	var buf bytes.Buffer
-	p := progress.NewPlain(&buf, progress.Options{})
-	r := progress.Multi(&tally, nil, p)
-	progress.Emit(r, progress.Event{Kind: progress.Stopped, Time: t0, Host: "h", Reason: "stalled"})
+	p := render.NewPlain(&buf, render.Options{})
+	r := event.Multi(&tally, nil, p)
+	event.Emit(r, event.Event{Kind: event.Stopped, Time: t0, Host: "h", Reason: "stalled"})
 	p.Close()
 	if tally.Counts().Stops != 1 || buf.String() != "stopped h: stalled\nprogress: 1 stopped\n" {
 		t.Errorf("tally %+v, plain %q", tally.Counts(), buf.String())

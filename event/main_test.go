@@ -1,4 +1,4 @@
-package progress_test
+package event_test
 
 import (
 	"testing"

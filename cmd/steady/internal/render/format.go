@@ -1,4 +1,4 @@
-package progress
+package render
 
 import (
 	"strconv"
@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/steadyhttp/steady/event"
 )
 
 // maxURLBytes bounds a URL inside one rendered line. A chunked query's URL
@@ -103,7 +105,7 @@ func shortURL(u string) string {
 
 // target names what a request event is about: "GET https://...", falling
 // back to the host when the URL is missing.
-func target(e Event) string {
+func target(e event.Event) string {
 	where := shortURL(e.URL)
 	if where == "" {
 		where = clean(e.Host)
@@ -119,7 +121,7 @@ func target(e Event) string {
 
 // failure is the short cause of a failed attempt: its status, else its
 // error class, else "".
-func failure(e Event) string {
+func failure(e event.Event) string {
 	if e.Status != 0 {
 		return strconv.Itoa(e.Status)
 	}
@@ -136,19 +138,19 @@ func plural[N int | int64](n N, one, many string) string {
 
 // waitPhrase says why and for how long requests are held, as the terminal's
 // status line shows it.
-func waitPhrase(e Event) string {
+func waitPhrase(e event.Event) string {
 	d := fmtDuration(e.Wait)
-	if e.Reason == WaitServerHint && e.Status == statusTooManyRequests {
+	if e.Reason == event.WaitServerHint && e.Status == statusTooManyRequests {
 		// A 429's Retry-After is a server hint to the retry package; to
 		// the reader it is being rate limited.
 		return "rate limited: waiting " + d + " as the server asked"
 	}
 	switch e.Reason {
-	case WaitRateLimited:
+	case event.WaitRateLimited:
 		return "rate limited: waiting " + d + " as the server asked"
-	case WaitServerHint:
+	case event.WaitServerHint:
 		return "server hint: waiting " + d + " as the server asked"
-	case WaitBackoff:
+	case event.WaitBackoff:
 		if f := failure(e); f != "" {
 			return "backoff: waiting " + d + " after " + f
 		}
@@ -165,7 +167,7 @@ func waitPhrase(e Event) string {
 //
 // The number is the retry's (retry n follows attempt n); the total is the
 // retries the policy allows, MaxAttempts-1.
-func retryLine(e Event) string {
+func retryLine(e event.Event) string {
 	var b strings.Builder
 	b.WriteString("retry")
 	if e.Attempt > 0 {
@@ -191,7 +193,7 @@ func retryLine(e Event) string {
 // waitingLine renders a Waiting event:
 //
 //	waiting GET https://api.example.gov/items: 3s (rate limited)
-func waitingLine(e Event) string {
+func waitingLine(e event.Event) string {
 	s := "waiting"
 	if t := target(e); t != "" {
 		s += " " + t
@@ -206,7 +208,7 @@ func waitingLine(e Event) string {
 // stoppedLine renders a Stopped event:
 //
 //	stopped GET https://api.example.gov/items: attempts exhausted after 5 attempts (503)
-func stoppedLine(e Event) string {
+func stoppedLine(e event.Event) string {
 	s := "stopped"
 	if t := target(e); t != "" {
 		s += " " + t
@@ -228,7 +230,7 @@ func stoppedLine(e Event) string {
 // stopDetail is the last failure of a stopped request and, when the server
 // named a wait too long to serve, that wait: "429, retry-after 2h0m0s".
 // The caller decides whether to wait it out, so it must be visible.
-func stopDetail(e Event) string {
+func stopDetail(e event.Event) string {
 	f := failure(e)
 	if e.Wait <= 0 {
 		return f
@@ -240,7 +242,7 @@ func stopDetail(e Event) string {
 }
 
 // quotaPhrase renders what a QuotaSeen event says: "3 left, resets in 45s".
-func quotaPhrase(e Event) string {
+func quotaPhrase(e event.Event) string {
 	s := strconv.FormatInt(e.Remaining, 10) + " left"
 	if e.Reset > 0 {
 		s += ", resets in " + fmtDuration(e.Reset)
@@ -251,7 +253,7 @@ func quotaPhrase(e Event) string {
 // quotaLine renders a low quota:
 //
 //	quota low api.example.gov: 3 left, resets in 45s
-func quotaLine(e Event) string {
+func quotaLine(e event.Event) string {
 	host := hostOf(e)
 	if host == "" {
 		return "quota low: " + quotaPhrase(e)
@@ -262,7 +264,7 @@ func quotaLine(e Event) string {
 // resumedLine renders a Resumed event as where the work picks up:
 //
 //	resuming at row 2001 (page 21)
-func resumedLine(e Event) string {
+func resumedLine(e event.Event) string {
 	return "resuming at row " + strconv.FormatInt(max(e.Items, 0)+1, 10) + " (page " + strconv.Itoa(max(e.Done, 0)+1) + ")"
 }
 

@@ -1,12 +1,16 @@
-package progress
+package render
 
-import "time"
+import (
+	"time"
+
+	"github.com/steadyhttp/steady/event"
+)
 
 // noticeKey groups lines that crowd each other out: one kind for one host.
 // Thirty-two sub-requests hitting one 429 storm make one story, not
 // thirty-two lines; a second host's trouble is a different story.
 type noticeKey struct {
-	kind Kind
+	kind event.Kind
 	host string
 }
 

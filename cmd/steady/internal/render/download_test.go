@@ -1,4 +1,4 @@
-package progress_test
+package render_test
 
 import (
 	"bytes"
@@ -8,7 +8,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/cmd/steady/internal/render"
+	"github.com/steadyhttp/steady/event"
 )
 
 type lockedBuffer struct {
@@ -33,13 +34,13 @@ func (l *lockedBuffer) String() string {
 func TestDownloadLines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var out lockedBuffer
-		d := progress.NewDownloadLines(&out, progress.Options{Interval: 10 * time.Second})
+		d := render.NewDownloadLines(&out, render.Options{Interval: 10 * time.Second})
 		d.Begin(1000, 11000)
 		for range 20 {
 			time.Sleep(time.Second)
 			d.Add(250) // 250 B/s
 		}
-		d.Report(progress.Event{Kind: progress.RetryScheduled, Method: "GET", URL: "http://x/f", Reason: "resume at byte 6000", Bytes: 6000})
+		d.Report(event.Event{Kind: event.RetryScheduled, Method: "GET", URL: "http://x/f", Reason: "resume at byte 6000", Bytes: 6000})
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -69,10 +70,10 @@ func TestDownloadLines(t *testing.T) {
 // The bar draws sizes and the resume count.
 func TestDownloadBar(t *testing.T) {
 	var out lockedBuffer
-	d := progress.NewDownloadBar(&out, progress.Options{Width: 100})
+	d := render.NewDownloadBar(&out, render.Options{Width: 100})
 	d.Begin(0, 4096)
 	d.Add(2048)
-	d.Report(progress.Event{Kind: progress.RetryScheduled, Reason: "resume at byte 2048", Bytes: 2048})
+	d.Report(event.Event{Kind: event.RetryScheduled, Reason: "resume at byte 2048", Bytes: 2048})
 	d.Add(2048)
 	if err := d.Close(); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package progress
+package render
 
 import (
 	"io"
@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/steadyhttp/steady/event"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -81,7 +83,7 @@ func NewTerminal(w io.Writer, opt Options) *Terminal {
 }
 
 // Report updates the bars with e; it drops e after Close.
-func (t *Terminal) Report(e Event) {
+func (t *Terminal) Report(e event.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -100,23 +102,23 @@ func (t *Terminal) Report(e Event) {
 		}
 	}
 	switch e.Kind {
-	case RetryScheduled, Waiting:
+	case event.RetryScheduled, event.Waiting:
 		t.status, t.statusUntil = waitPhrase(e), at.Add(e.Wait)
-	case Stopped:
+	case event.Stopped:
 		t.status, t.statusUntil = stopPhrase(e), at
 		if ok, held := t.notices.admit(noticeKey{e.Kind, hostOf(e)}, at); ok && !t.opt.Verbose {
 			above = append(above, withSuppressed(stoppedLine(e), held))
 		}
-	case Resumed:
+	case event.Resumed:
 		above = append(above, resumedLine(e))
-	case RequestFinished, PageReceived, SubrequestDone:
+	case event.RequestFinished, event.PageReceived, event.SubrequestDone:
 		// Data arriving after the wait ended means the wait is over; a
 		// response handed back with an error status is no such sign.
-		if t.status != "" && !at.Before(t.statusUntil) && (e.Kind != RequestFinished || e.Status < 400) {
+		if t.status != "" && !at.Before(t.statusUntil) && (e.Kind != event.RequestFinished || e.Status < 400) {
 			t.status = ""
 		}
 	}
-	if e.Kind == SubrequestDone && t.m.subTotal > 0 {
+	if e.Kind == event.SubrequestDone && t.m.subTotal > 0 {
 		t.updateSub()
 	}
 	if line, ok := t.hint.check(e); ok {
@@ -192,7 +194,7 @@ func (t *Terminal) render() *termView {
 // stopPhrase is the status line's account of a Stopped event: "stalled", or
 // "stopped: attempts exhausted (503)". The line printed above the bars has
 // the stall's full reason.
-func stopPhrase(e Event) string {
+func stopPhrase(e event.Event) string {
 	reason := clean(e.Reason)
 	if strings.HasPrefix(reason, "stalled") {
 		return "stalled"

@@ -1,4 +1,4 @@
-package progress_test
+package render_test
 
 import (
 	"bytes"
@@ -9,7 +9,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/cmd/steady/internal/render"
+	"github.com/steadyhttp/steady/event"
 )
 
 var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
@@ -38,33 +39,33 @@ func equalLines(t *testing.T, got string, want []string) {
 
 func TestPlainScriptedSequence(t *testing.T) {
 	var buf bytes.Buffer
-	p := progress.NewPlain(&buf, progress.Options{KeyHosts: []string{"api.example.gov"}})
-	events := []progress.Event{
-		{Kind: progress.RequestStarted, Time: at(0), Method: "GET", URL: items + "?page=1", Host: "api.example.gov", Attempt: 1, MaxAttempts: 5},
-		{Kind: progress.PageReceived, Time: at(200 * time.Millisecond), Done: 1, Items: 100, Bytes: 20_000},
-		{Kind: progress.RetryScheduled, Time: at(500 * time.Millisecond), Method: "GET", URL: items + "?page=2", Host: "api.example.gov",
-			Attempt: 1, MaxAttempts: 5, Status: 503, Wait: 1234 * time.Millisecond, Reason: progress.WaitBackoff},
+	p := render.NewPlain(&buf, render.Options{KeyHosts: []string{"api.example.gov"}})
+	events := []event.Event{
+		{Kind: event.RequestStarted, Time: at(0), Method: "GET", URL: items + "?page=1", Host: "api.example.gov", Attempt: 1, MaxAttempts: 5},
+		{Kind: event.PageReceived, Time: at(200 * time.Millisecond), Done: 1, Items: 100, Bytes: 20_000},
+		{Kind: event.RetryScheduled, Time: at(500 * time.Millisecond), Method: "GET", URL: items + "?page=2", Host: "api.example.gov",
+			Attempt: 1, MaxAttempts: 5, Status: 503, Wait: 1234 * time.Millisecond, Reason: event.WaitBackoff},
 		// Within a second of the last retry line for this host: held back.
-		{Kind: progress.RetryScheduled, Time: at(700 * time.Millisecond), Method: "GET", URL: items + "?page=9", Host: "api.example.gov",
-			Attempt: 1, MaxAttempts: 5, Status: 503, Wait: 800 * time.Millisecond, Reason: progress.WaitBackoff},
-		{Kind: progress.RetryScheduled, Time: at(2 * time.Second), Method: "GET", URL: items + "?page=2", Host: "api.example.gov",
-			Attempt: 2, MaxAttempts: 5, ErrClass: "reset", Wait: 2500 * time.Millisecond, Reason: progress.WaitBackoff},
+		{Kind: event.RetryScheduled, Time: at(700 * time.Millisecond), Method: "GET", URL: items + "?page=9", Host: "api.example.gov",
+			Attempt: 1, MaxAttempts: 5, Status: 503, Wait: 800 * time.Millisecond, Reason: event.WaitBackoff},
+		{Kind: event.RetryScheduled, Time: at(2 * time.Second), Method: "GET", URL: items + "?page=2", Host: "api.example.gov",
+			Attempt: 2, MaxAttempts: 5, ErrClass: "reset", Wait: 2500 * time.Millisecond, Reason: event.WaitBackoff},
 		// Not five seconds since the last progress line: no line.
-		{Kind: progress.PageReceived, Time: at(3 * time.Second), Done: 2, Items: 100, Bytes: 20_000},
-		{Kind: progress.RetryScheduled, Time: at(4 * time.Second), Method: "GET", URL: items + "?page=3", Host: "api.example.gov",
-			Attempt: 1, MaxAttempts: 5, Status: 429, Wait: 12 * time.Second, Reason: progress.WaitRateLimited},
-		{Kind: progress.Waiting, Time: at(4500 * time.Millisecond), Method: "GET", URL: items + "?page=4", Host: "api.example.gov",
-			Wait: 3 * time.Second, Reason: progress.WaitRateLimited},
-		{Kind: progress.QuotaSeen, Time: at(5 * time.Second), Host: "api.example.gov", Remaining: 3, Reset: 45 * time.Second},
+		{Kind: event.PageReceived, Time: at(3 * time.Second), Done: 2, Items: 100, Bytes: 20_000},
+		{Kind: event.RetryScheduled, Time: at(4 * time.Second), Method: "GET", URL: items + "?page=3", Host: "api.example.gov",
+			Attempt: 1, MaxAttempts: 5, Status: 429, Wait: 12 * time.Second, Reason: event.WaitRateLimited},
+		{Kind: event.Waiting, Time: at(4500 * time.Millisecond), Method: "GET", URL: items + "?page=4", Host: "api.example.gov",
+			Wait: 3 * time.Second, Reason: event.WaitRateLimited},
+		{Kind: event.QuotaSeen, Time: at(5 * time.Second), Host: "api.example.gov", Remaining: 3, Reset: 45 * time.Second},
 		// A quota that is not low says nothing.
-		{Kind: progress.QuotaSeen, Time: at(5 * time.Second), Host: "other.example.org", Remaining: 500, Reset: time.Minute},
+		{Kind: event.QuotaSeen, Time: at(5 * time.Second), Host: "other.example.org", Remaining: 500, Reset: time.Minute},
 		// A second 429: the hint was already given.
-		{Kind: progress.RetryScheduled, Time: at(6 * time.Second), Method: "GET", URL: items + "?page=3", Host: "api.example.gov",
-			Attempt: 2, MaxAttempts: 5, Status: 429, Wait: 12 * time.Second, Reason: progress.WaitRateLimited},
-		{Kind: progress.PageReceived, Time: at(6 * time.Second), Done: 3, Items: 100, Bytes: 20_000},
-		{Kind: progress.Stopped, Time: at(7 * time.Second), Method: "GET", URL: items + "?page=4", Host: "api.example.gov",
+		{Kind: event.RetryScheduled, Time: at(6 * time.Second), Method: "GET", URL: items + "?page=3", Host: "api.example.gov",
+			Attempt: 2, MaxAttempts: 5, Status: 429, Wait: 12 * time.Second, Reason: event.WaitRateLimited},
+		{Kind: event.PageReceived, Time: at(6 * time.Second), Done: 3, Items: 100, Bytes: 20_000},
+		{Kind: event.Stopped, Time: at(7 * time.Second), Method: "GET", URL: items + "?page=4", Host: "api.example.gov",
 			Attempt: 5, Status: 503, Reason: "attempts exhausted"},
-		{Kind: progress.RequestFinished, Time: at(7 * time.Second), Method: "GET", URL: items + "?page=4", Host: "api.example.gov", Attempt: 5, Status: 503},
+		{Kind: event.RequestFinished, Time: at(7 * time.Second), Method: "GET", URL: items + "?page=4", Host: "api.example.gov", Attempt: 5, Status: 503},
 	}
 	for _, e := range events {
 		p.Report(e)
@@ -88,7 +89,7 @@ func TestPlainScriptedSequence(t *testing.T) {
 
 	// After Close, events are dropped and Close answers the same.
 	before := buf.Len()
-	p.Report(progress.Event{Kind: progress.Stopped, Time: at(time.Minute), Reason: "stalled"})
+	p.Report(event.Event{Kind: event.Stopped, Time: at(time.Minute), Reason: "stalled"})
 	if err := p.Close(); err != nil || buf.Len() != before {
 		t.Errorf("after Close: err %v, %d bytes written", err, buf.Len()-before)
 	}
@@ -98,48 +99,48 @@ func TestPlainLineForms(t *testing.T) {
 	long := items + "?sites=" + strings.Repeat("0123456789,", 30)
 	tests := []struct {
 		name string
-		e    progress.Event
+		e    event.Event
 		want string
 	}{
 		{"retry without a known limit",
-			progress.Event{Kind: progress.RetryScheduled, Method: "GET", URL: items, Attempt: 3, Status: 502, Wait: 250 * time.Millisecond, Reason: progress.WaitBackoff},
+			event.Event{Kind: event.RetryScheduled, Method: "GET", URL: items, Attempt: 3, Status: 502, Wait: 250 * time.Millisecond, Reason: event.WaitBackoff},
 			"retry 3 GET https://api.example.gov/items: 502, waiting 250ms (backoff)"},
 		{"retry with a server hint",
-			progress.Event{Kind: progress.RetryScheduled, Method: "GET", URL: items, Attempt: 1, MaxAttempts: 3, Status: 503, Wait: 3 * time.Second, Reason: progress.WaitServerHint},
+			event.Event{Kind: event.RetryScheduled, Method: "GET", URL: items, Attempt: 1, MaxAttempts: 3, Status: 503, Wait: 3 * time.Second, Reason: event.WaitServerHint},
 			"retry 1/2 GET https://api.example.gov/items: 503, waiting 3s (server hint)"},
 		{"retry without status or class",
-			progress.Event{Kind: progress.RetryScheduled, Method: "GET", URL: items, Attempt: 1, Wait: 90 * time.Second},
+			event.Event{Kind: event.RetryScheduled, Method: "GET", URL: items, Attempt: 1, Wait: 90 * time.Second},
 			"retry 1 GET https://api.example.gov/items: failed, waiting 1m30s"},
 		{"retry of a host without URL",
-			progress.Event{Kind: progress.RetryScheduled, Host: "api.example.gov", Attempt: 1, ErrClass: "timeout", Wait: time.Second, Reason: progress.WaitBackoff},
+			event.Event{Kind: event.RetryScheduled, Host: "api.example.gov", Attempt: 1, ErrClass: "timeout", Wait: time.Second, Reason: event.WaitBackoff},
 			"retry 1 api.example.gov: timeout, waiting 1s (backoff)"},
 		{"stopped stalled after one attempt",
-			progress.Event{Kind: progress.Stopped, Method: "GET", URL: items, Attempt: 1, ErrClass: "timeout", Reason: "stalled"},
+			event.Event{Kind: event.Stopped, Method: "GET", URL: items, Attempt: 1, ErrClass: "timeout", Reason: "stalled"},
 			"stopped GET https://api.example.gov/items: stalled after 1 attempt (timeout)"},
 		{"stopped on a Retry-After too long",
-			progress.Event{Kind: progress.Stopped, Method: "GET", URL: items, Attempt: 1, Status: 429, Wait: 90 * time.Minute, Reason: "server asked to wait longer than MaxRetryAfter"},
+			event.Event{Kind: event.Stopped, Method: "GET", URL: items, Attempt: 1, Status: 429, Wait: 90 * time.Minute, Reason: "server asked to wait longer than MaxRetryAfter"},
 			"stopped GET https://api.example.gov/items: server asked to wait longer than MaxRetryAfter after 1 attempt (429, retry-after 1h30m0s)"},
 		{"stopped without reason",
-			progress.Event{Kind: progress.Stopped, Method: "POST", URL: items},
+			event.Event{Kind: event.Stopped, Method: "POST", URL: items},
 			"stopped POST https://api.example.gov/items: gave up"},
 		{"waiting without reason",
-			progress.Event{Kind: progress.Waiting, Method: "GET", URL: items, Wait: 400 * time.Microsecond},
+			event.Event{Kind: event.Waiting, Method: "GET", URL: items, Wait: 400 * time.Microsecond},
 			"waiting GET https://api.example.gov/items: 1ms"},
 		{"quota low without reset",
-			progress.Event{Kind: progress.QuotaSeen, URL: items, Remaining: 0},
+			event.Event{Kind: event.QuotaSeen, URL: items, Remaining: 0},
 			"quota low api.example.gov: 0 left"},
 		{"long URL cut",
-			progress.Event{Kind: progress.Waiting, Method: "GET", URL: long, Wait: time.Second, Reason: progress.WaitRateLimited},
+			event.Event{Kind: event.Waiting, Method: "GET", URL: long, Wait: time.Second, Reason: event.WaitRateLimited},
 			"waiting GET " + long[:120] + "...: 1s (rate limited)"},
 		{"control characters from the network",
-			progress.Event{Kind: progress.Stopped, Method: "GET", URL: items, Reason: "bad\nretry 9/9 forged\x1b[2J"},
+			event.Event{Kind: event.Stopped, Method: "GET", URL: items, Reason: "bad\nretry 9/9 forged\x1b[2J"},
 			"stopped GET https://api.example.gov/items: bad?retry 9/9 forged?[2J"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var buf bytes.Buffer
-			p := progress.NewPlain(&buf, progress.Options{})
+			p := render.NewPlain(&buf, render.Options{})
 			tt.e.Time = t0
 			p.Report(tt.e)
 			p.Close()
@@ -153,11 +154,11 @@ func TestPlainLineForms(t *testing.T) {
 }
 
 // finalLine is the progress line Close prints after a single event of kind.
-func finalLine(k progress.Kind) string {
+func finalLine(k event.Kind) string {
 	switch k {
-	case progress.RetryScheduled:
+	case event.RetryScheduled:
 		return "progress: 1 retry"
-	case progress.Stopped:
+	case event.Stopped:
 		return "progress: 1 stopped"
 	}
 	return ""
@@ -165,10 +166,10 @@ func finalLine(k progress.Kind) string {
 
 func TestPlainSubrequests(t *testing.T) {
 	var buf bytes.Buffer
-	p := progress.NewPlain(&buf, progress.Options{})
-	p.Report(progress.Event{Kind: progress.RequestStarted, Time: at(0), Method: "GET", URL: items})
+	p := render.NewPlain(&buf, render.Options{})
+	p.Report(event.Event{Kind: event.RequestStarted, Time: at(0), Method: "GET", URL: items})
 	for i := 1; i <= 4; i++ {
-		p.Report(progress.Event{Kind: progress.SubrequestDone, Time: at(time.Duration(i) * time.Second), Done: i, Total: 4})
+		p.Report(event.Event{Kind: event.SubrequestDone, Time: at(time.Duration(i) * time.Second), Done: i, Total: 4})
 	}
 	p.Close()
 	// The first line comes at once, the last one because it is the last;
@@ -182,21 +183,21 @@ func TestPlainSubrequests(t *testing.T) {
 func TestPlainThrottlesByTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var buf bytes.Buffer
-		p := progress.NewPlain(&buf, progress.Options{Interval: 5 * time.Second})
+		p := render.NewPlain(&buf, render.Options{Interval: 5 * time.Second})
 		// Twenty pages, one a second, stamped by the (virtual) clock.
 		for i := 1; i <= 20; i++ {
-			progress.Emit(p, progress.Event{Kind: progress.PageReceived, Done: i, Items: 10})
+			event.Emit(p, event.Event{Kind: event.PageReceived, Done: i, Items: 10})
 			time.Sleep(time.Second)
 		}
 		// Ten retries in a second from one host make one line; the next,
 		// a second later, says how many were held back.
 		for range 10 {
-			progress.Emit(p, progress.Event{Kind: progress.RetryScheduled, Host: "api.example.gov", Attempt: 1, Status: 503, Wait: time.Second, Reason: progress.WaitBackoff})
+			event.Emit(p, event.Event{Kind: event.RetryScheduled, Host: "api.example.gov", Attempt: 1, Status: 503, Wait: time.Second, Reason: event.WaitBackoff})
 			time.Sleep(100 * time.Millisecond)
 		}
-		progress.Emit(p, progress.Event{Kind: progress.RetryScheduled, Host: "api.example.gov", Attempt: 2, Status: 503, Wait: 2 * time.Second, Reason: progress.WaitBackoff})
+		event.Emit(p, event.Event{Kind: event.RetryScheduled, Host: "api.example.gov", Attempt: 2, Status: 503, Wait: 2 * time.Second, Reason: event.WaitBackoff})
 		// Another host is another story.
-		progress.Emit(p, progress.Event{Kind: progress.RetryScheduled, Host: "b.example.org", Attempt: 1, Status: 503, Wait: time.Second, Reason: progress.WaitBackoff})
+		event.Emit(p, event.Event{Kind: event.RetryScheduled, Host: "b.example.org", Attempt: 1, Status: 503, Wait: time.Second, Reason: event.WaitBackoff})
 		if err := p.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -215,9 +216,9 @@ func TestPlainThrottlesByTime(t *testing.T) {
 
 func TestPlainEvery(t *testing.T) {
 	var buf bytes.Buffer
-	p := progress.NewPlain(&buf, progress.Options{Every: 3})
+	p := render.NewPlain(&buf, render.Options{Every: 3})
 	for i := 1; i <= 7; i++ {
-		p.Report(progress.Event{Kind: progress.PageReceived, Time: t0, Done: i, Items: 1})
+		p.Report(event.Event{Kind: event.PageReceived, Time: t0, Done: i, Items: 1})
 	}
 	p.Close()
 	equalLines(t, buf.String(), []string{
@@ -229,11 +230,11 @@ func TestPlainEvery(t *testing.T) {
 
 func TestPlainNoThrottle(t *testing.T) {
 	var buf bytes.Buffer
-	p := progress.NewPlain(&buf, progress.Options{Interval: -1, NoticeInterval: -1, QuotaLow: -1})
+	p := render.NewPlain(&buf, render.Options{Interval: -1, NoticeInterval: -1, QuotaLow: -1})
 	for i := 1; i <= 3; i++ {
-		p.Report(progress.Event{Kind: progress.PageReceived, Time: t0, Done: i, Items: 1})
-		p.Report(progress.Event{Kind: progress.Waiting, Time: t0, Host: "h", Wait: time.Second})
-		p.Report(progress.Event{Kind: progress.QuotaSeen, Time: t0, Host: "h", Remaining: 0})
+		p.Report(event.Event{Kind: event.PageReceived, Time: t0, Done: i, Items: 1})
+		p.Report(event.Event{Kind: event.Waiting, Time: t0, Host: "h", Wait: time.Second})
+		p.Report(event.Event{Kind: event.QuotaSeen, Time: t0, Host: "h", Remaining: 0})
 	}
 	p.Close()
 	equalLines(t, buf.String(), []string{
@@ -248,10 +249,10 @@ func TestPlainNoThrottle(t *testing.T) {
 
 func TestPlainQuietOnSuccess(t *testing.T) {
 	var buf bytes.Buffer
-	p := progress.NewPlain(&buf, progress.Options{})
-	p.Report(progress.Event{Kind: progress.RequestStarted, Time: t0, Method: "GET", URL: items})
-	p.Report(progress.Event{Kind: progress.RequestFinished, Time: t0, Method: "GET", URL: items, Status: 200, Attempt: 1})
-	p.Report(progress.Event{Kind: progress.QuotaSeen, Time: t0, Host: "api.example.gov", Remaining: -1})
+	p := render.NewPlain(&buf, render.Options{})
+	p.Report(event.Event{Kind: event.RequestStarted, Time: t0, Method: "GET", URL: items})
+	p.Report(event.Event{Kind: event.RequestFinished, Time: t0, Method: "GET", URL: items, Status: 200, Attempt: 1})
+	p.Report(event.Event{Kind: event.QuotaSeen, Time: t0, Host: "api.example.gov", Remaining: -1})
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -269,9 +270,9 @@ func (w *failingWriter) Write([]byte) (int, error) {
 
 func TestPlainWriteErrorStopsWriting(t *testing.T) {
 	w := &failingWriter{}
-	p := progress.NewPlain(w, progress.Options{NoticeInterval: -1})
+	p := render.NewPlain(w, render.Options{NoticeInterval: -1})
 	for range 3 {
-		p.Report(progress.Event{Kind: progress.Stopped, Time: t0, Reason: "stalled"})
+		p.Report(event.Event{Kind: event.Stopped, Time: t0, Reason: "stalled"})
 	}
 	if err := p.Close(); err == nil || err.Error() != "broken pipe" {
 		t.Errorf("Close = %v, want the write error", err)
@@ -283,12 +284,12 @@ func TestPlainWriteErrorStopsWriting(t *testing.T) {
 
 func TestPlainConcurrentReports(t *testing.T) {
 	var buf bytes.Buffer
-	p := progress.NewPlain(&buf, progress.Options{Interval: time.Hour})
+	p := render.NewPlain(&buf, render.Options{Interval: time.Hour})
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 100 {
-				p.Report(progress.Event{Kind: progress.PageReceived, Time: t0.Add(time.Duration(g*100+i) * time.Millisecond), Items: 2, Bytes: 10})
+				p.Report(event.Event{Kind: event.PageReceived, Time: t0.Add(time.Duration(g*100+i) * time.Millisecond), Items: 2, Bytes: 10})
 			}
 		})
 	}
@@ -305,11 +306,11 @@ func TestPlainConcurrentReports(t *testing.T) {
 // is; a RequestFinished without Quota says nothing, whatever its Remaining.
 func TestPlainQuotaOnRequestFinished(t *testing.T) {
 	var buf bytes.Buffer
-	p := progress.NewPlain(&buf, progress.Options{Interval: -1})
-	p.Report(progress.Event{Kind: progress.RequestFinished, Time: t0, Host: "h", Status: 200, Remaining: 0})
-	p.Report(progress.Event{Kind: progress.RequestFinished, Time: t0, Host: "api.example.gov", Status: 200,
+	p := render.NewPlain(&buf, render.Options{Interval: -1})
+	p.Report(event.Event{Kind: event.RequestFinished, Time: t0, Host: "h", Status: 200, Remaining: 0})
+	p.Report(event.Event{Kind: event.RequestFinished, Time: t0, Host: "api.example.gov", Status: 200,
 		Quota: true, Remaining: 3, Reset: 45 * time.Second})
-	p.Report(progress.Event{Kind: progress.RequestFinished, Time: t0, Host: "other.example.org", Status: 200,
+	p.Report(event.Event{Kind: event.RequestFinished, Time: t0, Host: "other.example.org", Status: 200,
 		Quota: true, Remaining: 500, Reset: time.Minute})
 	p.Close()
 	equalLines(t, buf.String(), []string{"quota low api.example.gov: 3 left, resets in 45s"})

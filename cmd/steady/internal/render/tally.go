@@ -1,4 +1,4 @@
-package progress
+package render
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/steadyhttp/steady/event"
 )
 
 // A Tally is a [Reporter] that counts what happened, for a summary at the
@@ -53,37 +55,37 @@ func (c Counts) Attempts() int { return c.Requests + c.Retries }
 const otherReason = "other"
 
 // Report counts e.
-func (t *Tally) Report(e Event) {
+func (t *Tally) Report(e event.Event) {
 	reason := e.Reason
 	switch {
 	case reason == "":
 		reason = otherReason
-	case strings.HasPrefix(reason, WaitResume+" at byte "):
-		reason = WaitResume // one entry, not one per offset
+	case strings.HasPrefix(reason, event.WaitResume+" at byte "):
+		reason = event.WaitResume // one entry, not one per offset
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := &t.c
 	switch e.Kind {
-	case RequestStarted:
+	case event.RequestStarted:
 		c.Requests++
-	case RequestFinished:
+	case event.RequestFinished:
 		c.Finished++
-	case RetryScheduled:
+	case event.RetryScheduled:
 		c.Retries++
 		c.RetriesByReason = bump(c.RetriesByReason, reason, 1)
 		c.Waited += max(e.Wait, 0)
 		c.WaitedByReason = bump(c.WaitedByReason, reason, max(e.Wait, 0))
-	case Waiting:
+	case event.Waiting:
 		c.Waited += max(e.Wait, 0)
 		c.WaitedByReason = bump(c.WaitedByReason, reason, max(e.Wait, 0))
-	case PageReceived:
+	case event.PageReceived:
 		c.Pages++
 		c.Items += max(e.Items, 0)
 		c.Bytes += max(e.Bytes, 0)
-	case SubrequestDone:
+	case event.SubrequestDone:
 		c.Subrequests++
-	case Stopped:
+	case event.Stopped:
 		c.Stops++
 		c.StopsByReason = bump(c.StopsByReason, reason, 1)
 	}

@@ -1,9 +1,11 @@
-package progress
+package render
 
 import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/steadyhttp/steady/event"
 
 	"golang.org/x/term"
 )
@@ -13,7 +15,7 @@ import (
 // nothing of the renderer runs any more; events reported after Close are
 // dropped. Close returns the first error writing the output met.
 type Renderer interface {
-	Reporter
+	event.Reporter
 	Close() error
 }
 
@@ -106,13 +108,13 @@ var Discard Renderer = discard{}
 
 type discard struct{}
 
-func (discard) Report(Event) {}
-func (discard) Close() error { return nil }
+func (discard) Report(event.Event) {}
+func (discard) Close() error       { return nil }
 
 // now is the time an event is accounted at: its own stamp, else the clock.
 // Taking the stamp first keeps throttling exact under testing/synctest and
 // for events replayed from a record.
-func now(e Event) time.Time {
+func now(e event.Event) time.Time {
 	if e.Time.IsZero() {
 		return time.Now()
 	}

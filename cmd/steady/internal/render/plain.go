@@ -1,9 +1,11 @@
-package progress
+package render
 
 import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/steadyhttp/steady/event"
 )
 
 // Plain renders events as short lines, one per notable event, for outputs
@@ -49,7 +51,7 @@ func NewPlain(w io.Writer, opt Options) *Plain {
 }
 
 // Report renders e; it drops e after Close.
-func (p *Plain) Report(e Event) {
+func (p *Plain) Report(e event.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -61,7 +63,7 @@ func (p *Plain) Report(e Event) {
 		p.println(line)
 	}
 	switch {
-	case p.opt.Verbose && (e.Kind == RetryScheduled || e.Kind == Waiting || e.Kind == Stopped):
+	case p.opt.Verbose && (e.Kind == event.RetryScheduled || e.Kind == event.Waiting || e.Kind == event.Stopped):
 		// Said in full by the attempt line.
 	default:
 		p.report(e, t)
@@ -71,23 +73,23 @@ func (p *Plain) Report(e Event) {
 	}
 }
 
-func (p *Plain) report(e Event, t time.Time) {
+func (p *Plain) report(e event.Event, t time.Time) {
 	switch e.Kind {
-	case RetryScheduled:
+	case event.RetryScheduled:
 		p.notice(e, t, retryLine)
-	case Waiting:
+	case event.Waiting:
 		p.notice(e, t, waitingLine)
-	case Stopped:
+	case event.Stopped:
 		p.notice(e, t, stoppedLine)
-	case QuotaSeen:
+	case event.QuotaSeen:
 		p.quotaSeen(e, t)
-	case RequestFinished:
+	case event.RequestFinished:
 		if e.Quota {
 			p.quotaSeen(e, t)
 		}
-	case PageReceived, SubrequestDone:
+	case event.PageReceived, event.SubrequestDone:
 		p.step(e, t)
-	case Resumed:
+	case event.Resumed:
 		p.println(resumedLine(e))
 	}
 }
@@ -108,14 +110,14 @@ func (p *Plain) Close() error {
 	return p.err
 }
 
-func (p *Plain) notice(e Event, t time.Time, render func(Event) string) {
+func (p *Plain) notice(e event.Event, t time.Time, render func(event.Event) string) {
 	ok, held := p.notices.admit(noticeKey{e.Kind, hostOf(e)}, t)
 	if ok {
 		p.println(withSuppressed(render(e), held))
 	}
 }
 
-func (p *Plain) quotaSeen(e Event, t time.Time) {
+func (p *Plain) quotaSeen(e event.Event, t time.Time) {
 	if e.Remaining < 0 || p.opt.QuotaLow < 0 || e.Remaining > p.opt.QuotaLow {
 		return
 	}
@@ -130,11 +132,11 @@ func (p *Plain) quotaSeen(e Event, t time.Time) {
 // step decides whether a page or a finished sub-request is worth a progress
 // line: by count when Options.Every is set, else by time; the last
 // sub-request of a known total always is.
-func (p *Plain) step(e Event, t time.Time) {
+func (p *Plain) step(e event.Event, t time.Time) {
 	p.steps++
 	var due bool
 	switch {
-	case e.Kind == SubrequestDone && p.m.subTotal > 0 && p.m.subDone >= p.m.subTotal:
+	case e.Kind == event.SubrequestDone && p.m.subTotal > 0 && p.m.subDone >= p.m.subTotal:
 		due = true
 	case p.opt.Every > 0:
 		due = p.steps%p.opt.Every == 0

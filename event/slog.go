@@ -1,8 +1,9 @@
-package progress
+package event
 
 import (
 	"context"
 	"log/slog"
+	"time"
 )
 
 // Slog returns a [Reporter] that logs each event to l, for services that log
@@ -43,7 +44,7 @@ func (s slogReporter) Report(e Event) {
 func slogLevel(e Event) slog.Level {
 	switch e.Kind {
 	case RetryScheduled:
-		if e.Reason == WaitRateLimited || e.Status == statusTooManyRequests {
+		if e.Reason == WaitRateLimited || e.Status == 429 {
 			return slog.LevelWarn
 		}
 		return slog.LevelInfo
@@ -95,4 +96,12 @@ func slogAttrs(e Event) []slog.Attr {
 		a = append(a, slog.Duration("reset", e.Reset))
 	}
 	return a
+}
+
+// now is the time an event happened: its own stamp, else the clock.
+func now(e Event) time.Time {
+	if e.Time.IsZero() {
+		return time.Now()
+	}
+	return e.Time
 }

@@ -1,40 +1,44 @@
-package progress
+package render
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/steadyhttp/steady/event"
 )
 
 func TestAttemptLine(t *testing.T) {
 	t.Parallel()
-	base := Event{Method: "GET", URL: "https://api.example.gov/items?page=3", MaxAttempts: 5}
-	with := func(f func(*Event)) Event { e := base; f(&e); return e }
+	base := event.Event{Method: "GET", URL: "https://api.example.gov/items?page=3", MaxAttempts: 5}
+	with := func(f func(*event.Event)) event.Event { e := base; f(&e); return e }
 	cases := []struct {
 		name string
-		e    Event
+		e    event.Event
 		want string
 	}{
-		{"success", with(func(e *Event) { e.Kind, e.Attempt, e.Status = RequestFinished, 2, 200 }),
+		{"success", with(func(e *event.Event) { e.Kind, e.Attempt, e.Status = event.RequestFinished, 2, 200 }),
 			"attempt 2/5 GET https://api.example.gov/items?page=3: 200"},
-		{"retry after a status", with(func(e *Event) {
-			e.Kind, e.Attempt, e.Status, e.Wait, e.Reason = RetryScheduled, 1, 503, 1200*time.Millisecond, WaitBackoff
+		{"retry after a status", with(func(e *event.Event) {
+			e.Kind, e.Attempt, e.Status, e.Wait, e.Reason = event.RetryScheduled, 1, 503, 1200*time.Millisecond, event.WaitBackoff
 		}), "attempt 1/5 GET https://api.example.gov/items?page=3: 503, retry in 1.2s (backoff)"},
-		{"retry after a failure", with(func(e *Event) {
-			e.Kind, e.Attempt, e.ErrClass, e.Wait, e.Reason = RetryScheduled, 3, "reset", 2*time.Second, WaitServerHint
+		{"retry after a failure", with(func(e *event.Event) {
+			e.Kind, e.Attempt, e.ErrClass, e.Wait, e.Reason = event.RetryScheduled, 3, "reset", 2*time.Second, event.WaitServerHint
 		}), "attempt 3/5 GET https://api.example.gov/items?page=3: reset, retry in 2s (server hint)"},
-		{"stopped", with(func(e *Event) { e.Kind, e.Attempt, e.Status, e.Reason = Stopped, 5, 503, "attempts exhausted" }),
+		{"stopped", with(func(e *event.Event) {
+			e.Kind, e.Attempt, e.Status, e.Reason = event.Stopped, 5, 503, "attempts exhausted"
+		}),
 			"attempt 5/5 GET https://api.example.gov/items?page=3: 503, stopped (attempts exhausted)"},
-		{"stopped on a long hint", with(func(e *Event) {
-			e.Kind, e.Attempt, e.Status, e.Wait, e.Reason = Stopped, 1, 429, 2*time.Hour, "server asked to wait longer than MaxRetryAfter"
+		{"stopped on a long hint", with(func(e *event.Event) {
+			e.Kind, e.Attempt, e.Status, e.Wait, e.Reason = event.Stopped, 1, 429, 2*time.Hour, "server asked to wait longer than MaxRetryAfter"
 		}), "attempt 1/5 GET https://api.example.gov/items?page=3: 429, retry-after 2h0m0s, stopped (server asked to wait longer than MaxRetryAfter)"},
-		{"cancelled", with(func(e *Event) { e.Kind, e.Attempt, e.Reason = Stopped, 1, "context canceled" }),
+		{"cancelled", with(func(e *event.Event) { e.Kind, e.Attempt, e.Reason = event.Stopped, 1, "context canceled" }),
 			"attempt 1/5 GET https://api.example.gov/items?page=3: stopped (context canceled)"},
-		{"hold", with(func(e *Event) { e.Kind, e.Wait, e.Reason = Waiting, 3*time.Second, WaitRateLimited }),
+		{"hold", with(func(e *event.Event) { e.Kind, e.Wait, e.Reason = event.Waiting, 3*time.Second, event.WaitRateLimited }),
 			"hold GET https://api.example.gov/items?page=3: 3s (rate limited)"},
-		{"hostile text", with(func(e *Event) {
-			e.Kind, e.Attempt, e.ErrClass, e.Reason, e.Wait = RetryScheduled, 1, "x\n\x1b[2J", "y\u202e", time.Second
+		{"hostile text", with(func(e *event.Event) {
+			e.Kind, e.Attempt, e.ErrClass, e.Reason, e.Wait = event.RetryScheduled, 1, "x\n\x1b[2J", "y\u202e", time.Second
 		}), "attempt 1/5 GET https://api.example.gov/items?page=3: x??[2J, retry in 1s (y?)"},
 	}
 	for _, c := range cases {
@@ -43,8 +47,8 @@ func TestAttemptLine(t *testing.T) {
 			t.Errorf("%s:\n got %q, %v\nwant %q", c.name, got, ok, c.want)
 		}
 	}
-	for _, k := range []Kind{RequestStarted, PageReceived, SubrequestDone, QuotaSeen} {
-		if line, ok := AttemptLine(Event{Kind: k}); ok {
+	for _, k := range []event.Kind{event.RequestStarted, event.PageReceived, event.SubrequestDone, event.QuotaSeen} {
+		if line, ok := AttemptLine(event.Event{Kind: k}); ok {
 			t.Errorf("%v gives an attempt line %q", k, line)
 		}
 	}
@@ -55,12 +59,12 @@ func TestAttemptLine(t *testing.T) {
 func TestVerboseEveryAttempt(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	events := func(r Reporter) {
+	events := func(r event.Reporter) {
 		for i := 1; i <= 3; i++ {
-			r.Report(Event{Kind: RetryScheduled, Time: at, Method: "GET", URL: "https://h/x", Host: "h", Attempt: i, Status: 503, Wait: time.Millisecond, Reason: WaitBackoff})
+			r.Report(event.Event{Kind: event.RetryScheduled, Time: at, Method: "GET", URL: "https://h/x", Host: "h", Attempt: i, Status: 503, Wait: time.Millisecond, Reason: event.WaitBackoff})
 		}
-		r.Report(Event{Kind: RequestFinished, Time: at, Method: "GET", URL: "https://h/x", Host: "h", Attempt: 4, Status: 200})
-		r.Report(Event{Kind: PageReceived, Time: at, Done: 1, Items: 10})
+		r.Report(event.Event{Kind: event.RequestFinished, Time: at, Method: "GET", URL: "https://h/x", Host: "h", Attempt: 4, Status: 200})
+		r.Report(event.Event{Kind: event.PageReceived, Time: at, Done: 1, Items: 10})
 	}
 	var b bytes.Buffer
 	p := NewPlain(&b, Options{Verbose: true})
@@ -96,10 +100,10 @@ func TestResumedCountsEarlierWork(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var b bytes.Buffer
 	p := NewPlain(&b, Options{Interval: -1})
-	p.Report(Event{Kind: Resumed, Time: at, Done: 6, Items: 600})
-	p.Report(Event{Kind: RequestStarted, Time: at})
+	p.Report(event.Event{Kind: event.Resumed, Time: at, Done: 6, Items: 600})
+	p.Report(event.Event{Kind: event.RequestStarted, Time: at})
 	for i := 1; i <= 4; i++ {
-		p.Report(Event{Kind: PageReceived, Time: at.Add(time.Duration(i) * time.Second), Done: i, Items: 100, TotalItems: 1000})
+		p.Report(event.Event{Kind: event.PageReceived, Time: at.Add(time.Duration(i) * time.Second), Done: i, Items: 100, TotalItems: 1000})
 	}
 	p.Close()
 	got := strings.Split(strings.TrimSpace(b.String()), "\n")
@@ -114,8 +118,8 @@ func TestResumedCountsEarlierWork(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	var m meter
-	m.add(Event{Kind: Resumed, Done: 6, Items: 600, Bytes: 6000}, at)
-	m.add(Event{Kind: PageReceived, Items: 100, Bytes: 1000}, at.Add(2*time.Second))
+	m.add(event.Event{Kind: event.Resumed, Done: 6, Items: 600, Bytes: 6000}, at)
+	m.add(event.Event{Kind: event.PageReceived, Items: 100, Bytes: 1000}, at.Add(2*time.Second))
 	if r, ok := m.rowRate(); !ok || r != 50 {
 		t.Errorf("row rate %v, %v; want 50/s, this run's rows only", r, ok)
 	}
@@ -130,8 +134,8 @@ func TestNoRateOverASliver(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var m meter
-	m.add(Event{Kind: RequestStarted}, at)
-	m.add(Event{Kind: PageReceived, Items: 1000, TotalItems: 100000}, at.Add(3*time.Millisecond))
+	m.add(event.Event{Kind: event.RequestStarted}, at)
+	m.add(event.Event{Kind: event.PageReceived, Items: 1000, TotalItems: 100000}, at.Add(3*time.Millisecond))
 	if r, ok := m.rowRate(); ok {
 		t.Errorf("rate %v rows/s after 3ms", r)
 	}
@@ -141,7 +145,7 @@ func TestNoRateOverASliver(t *testing.T) {
 	if line := m.line(); strings.Contains(line, "eta") {
 		t.Errorf("line %q claims an ETA", line)
 	}
-	m.add(Event{Kind: PageReceived, Items: 1000}, at.Add(time.Second))
+	m.add(event.Event{Kind: event.PageReceived, Items: 1000}, at.Add(time.Second))
 	if r, ok := m.rowRate(); !ok || r != 2000 {
 		t.Errorf("rate %v, %v after 1s; want 2000/s", r, ok)
 	}
@@ -151,8 +155,8 @@ func TestNoRateOverASliver(t *testing.T) {
 func TestTerminalVerbose(t *testing.T) {
 	var b bytes.Buffer
 	r := NewTerminal(&b, Options{Verbose: true, Width: 100})
-	r.Report(Event{Kind: RetryScheduled, Method: "GET", URL: "https://h/x", Host: "h", Attempt: 1, MaxAttempts: 3, Status: 502, Wait: time.Second, Reason: WaitBackoff})
-	r.Report(Event{Kind: RequestFinished, Method: "GET", URL: "https://h/x", Host: "h", Attempt: 2, MaxAttempts: 3, Status: 200})
+	r.Report(event.Event{Kind: event.RetryScheduled, Method: "GET", URL: "https://h/x", Host: "h", Attempt: 1, MaxAttempts: 3, Status: 502, Wait: time.Second, Reason: event.WaitBackoff})
+	r.Report(event.Event{Kind: event.RequestFinished, Method: "GET", URL: "https://h/x", Host: "h", Attempt: 2, MaxAttempts: 3, Status: 200})
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package progress
+package render
 
 import (
 	"io"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/steadyhttp/steady/event"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -64,9 +66,9 @@ type byteMeter struct {
 }
 
 // count files an event: resumes and retries.
-func (m *byteMeter) count(e Event) {
-	if e.Kind == RetryScheduled {
-		if strings.HasPrefix(e.Reason, WaitResume+" at byte ") {
+func (m *byteMeter) count(e event.Event) {
+	if e.Kind == event.RetryScheduled {
+		if strings.HasPrefix(e.Reason, event.WaitResume+" at byte ") {
 			m.resumes++
 		} else {
 			m.retries++
@@ -126,7 +128,7 @@ func NewDownloadLines(w io.Writer, opt Options) *DownloadLines {
 }
 
 // Report renders e's line, if any, and counts it.
-func (d *DownloadLines) Report(e Event) {
+func (d *DownloadLines) Report(e event.Event) {
 	d.mu.Lock()
 	if !d.closed {
 		d.m.count(e)
@@ -253,7 +255,7 @@ func (d *DownloadBar) Add(n int) {
 }
 
 // Report counts e and shows waits and stops.
-func (d *DownloadBar) Report(e Event) {
+func (d *DownloadBar) Report(e event.Event) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -261,11 +263,11 @@ func (d *DownloadBar) Report(e Event) {
 	}
 	d.m.count(e)
 	switch e.Kind {
-	case RetryScheduled, Waiting:
+	case event.RetryScheduled, event.Waiting:
 		d.status = waitPhrase(e)
-	case RequestFinished:
+	case event.RequestFinished:
 		d.status = ""
-	case Stopped:
+	case event.Stopped:
 		d.status = stopPhrase(e)
 		if !d.verbose {
 			_, _ = d.p.Write([]byte(stoppedLine(e) + "\n"))

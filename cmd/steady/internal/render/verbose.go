@@ -1,13 +1,15 @@
-package progress
+package render
 
 import (
 	"io"
 	"strconv"
 	"sync"
+
+	"github.com/steadyhttp/steady/event"
 )
 
 // verboseLine is the attempt line of e when opt asks for them.
-func verboseLine(opt Options, e Event) (string, bool) {
+func verboseLine(opt Options, e event.Event) (string, bool) {
 	if !opt.Verbose {
 		return "", false
 	}
@@ -24,9 +26,9 @@ func verboseLine(opt Options, e Event) (string, bool) {
 //	hold GET https://api.example.gov/items: 3s (rate limited)
 //
 // Every piece of server text is cleaned as on every other line.
-func AttemptLine(e Event) (string, bool) {
+func AttemptLine(e event.Event) (string, bool) {
 	var head string
-	if e.Kind == Waiting {
+	if e.Kind == event.Waiting {
 		head = "hold"
 	} else {
 		head = "attempt"
@@ -42,14 +44,14 @@ func AttemptLine(e Event) (string, bool) {
 	}
 	f := failure(e)
 	switch e.Kind {
-	case RequestFinished:
+	case event.RequestFinished:
 		return head + ": " + f, true
-	case RetryScheduled:
+	case event.RetryScheduled:
 		if f == "" {
 			f = "failed"
 		}
 		return head + ": " + f + ", retry in " + fmtDuration(e.Wait) + reasonSuffix(e.Reason), true
-	case Stopped:
+	case event.Stopped:
 		if d := stopDetail(e); d != "" {
 			head += ": " + d + ","
 		} else {
@@ -60,7 +62,7 @@ func AttemptLine(e Event) (string, bool) {
 			reason = "gave up"
 		}
 		return head + " stopped (" + reason + ")", true
-	case Waiting:
+	case event.Waiting:
 		return head + ": " + fmtDuration(e.Wait) + reasonSuffix(e.Reason), true
 	}
 	return "", false
@@ -81,7 +83,7 @@ type attemptLog struct {
 	err    error
 }
 
-func (a *attemptLog) Report(e Event) {
+func (a *attemptLog) Report(e event.Event) {
 	line, ok := AttemptLine(e)
 	if !ok {
 		return

@@ -1,4 +1,4 @@
-package progress_test
+package render_test
 
 import (
 	"bytes"
@@ -7,21 +7,22 @@ import (
 	"os"
 	"time"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/cmd/steady/internal/render"
+	"github.com/steadyhttp/steady/event"
 )
 
 func ExampleNewPlain() {
 	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	r := progress.NewPlain(os.Stdout, progress.Options{KeyHosts: []string{"api.example.gov"}})
-	events := []progress.Event{
-		{Kind: progress.SubrequestDone, Time: start.Add(2 * time.Second), Done: 1, Total: 4},
-		{Kind: progress.RetryScheduled, Time: start.Add(3 * time.Second), Method: "GET",
+	r := render.NewPlain(os.Stdout, render.Options{KeyHosts: []string{"api.example.gov"}})
+	events := []event.Event{
+		{Kind: event.SubrequestDone, Time: start.Add(2 * time.Second), Done: 1, Total: 4},
+		{Kind: event.RetryScheduled, Time: start.Add(3 * time.Second), Method: "GET",
 			URL: "https://api.example.gov/items?page=3", Host: "api.example.gov",
-			Attempt: 2, MaxAttempts: 5, Status: 503, Wait: 1200 * time.Millisecond, Reason: progress.WaitBackoff},
-		{Kind: progress.RetryScheduled, Time: start.Add(4 * time.Second), Method: "GET",
+			Attempt: 2, MaxAttempts: 5, Status: 503, Wait: 1200 * time.Millisecond, Reason: event.WaitBackoff},
+		{Kind: event.RetryScheduled, Time: start.Add(4 * time.Second), Method: "GET",
 			URL: "https://api.example.gov/items?page=4", Host: "api.example.gov",
-			Attempt: 1, MaxAttempts: 5, Status: 429, Wait: 12 * time.Second, Reason: progress.WaitRateLimited},
-		{Kind: progress.SubrequestDone, Time: start.Add(20 * time.Second), Done: 4, Total: 4},
+			Attempt: 1, MaxAttempts: 5, Status: 429, Wait: 12 * time.Second, Reason: event.WaitRateLimited},
+		{Kind: event.SubrequestDone, Time: start.Add(20 * time.Second), Done: 4, Total: 4},
 	}
 	for _, e := range events {
 		r.Report(e)
@@ -45,12 +46,12 @@ func ExampleSlog() {
 			return a
 		},
 	}))
-	r := progress.Slog(logger)
-	progress.Emit(r, progress.Event{Kind: progress.RetryScheduled, Method: "GET",
+	r := event.Slog(logger)
+	event.Emit(r, event.Event{Kind: event.RetryScheduled, Method: "GET",
 		URL: "https://api.example.gov/items", Attempt: 1, Status: 503,
-		Wait: 1200 * time.Millisecond, Reason: progress.WaitBackoff})
-	progress.Emit(r, progress.Event{Kind: progress.PageReceived, Done: 1, Items: 100}) // Debug: below Info
-	progress.Emit(r, progress.Event{Kind: progress.Stopped, Method: "GET",
+		Wait: 1200 * time.Millisecond, Reason: event.WaitBackoff})
+	event.Emit(r, event.Event{Kind: event.PageReceived, Done: 1, Items: 100}) // Debug: below Info
+	event.Emit(r, event.Event{Kind: event.Stopped, Method: "GET",
 		URL: "https://api.example.gov/items", Attempt: 2, ErrClass: "timeout", Reason: "stalled"})
 	// Output:
 	// level=INFO msg="retry scheduled" method=GET url=https://api.example.gov/items attempt=1 status=503 wait=1.2s reason=backoff
@@ -60,31 +61,31 @@ func ExampleSlog() {
 func ExampleAuto() {
 	// A buffer is no terminal, so Auto picks plain lines.
 	var buf bytes.Buffer
-	r := progress.Auto(&buf, progress.Options{})
-	progress.Emit(r, progress.Event{Kind: progress.Waiting, Host: "api.example.gov",
-		Wait: 3 * time.Second, Reason: progress.WaitRateLimited})
+	r := render.Auto(&buf, render.Options{})
+	event.Emit(r, event.Event{Kind: event.Waiting, Host: "api.example.gov",
+		Wait: 3 * time.Second, Reason: event.WaitRateLimited})
 	r.Close()
 	fmt.Print(buf.String())
 
-	quiet := progress.Auto(os.Stderr, progress.Options{Quiet: true})
-	fmt.Println(quiet == progress.Discard)
+	quiet := render.Auto(os.Stderr, render.Options{Quiet: true})
+	fmt.Println(quiet == render.Discard)
 	// Output:
 	// waiting api.example.gov: 3s (rate limited)
 	// true
 }
 
 func ExampleTally() {
-	var tally progress.Tally
+	var tally render.Tally
 	var buf bytes.Buffer
-	r := progress.Multi(&tally, progress.NewPlain(&buf, progress.Options{}))
-	for _, e := range []progress.Event{
-		{Kind: progress.RequestStarted},
-		{Kind: progress.RetryScheduled, Wait: 2 * time.Second, Reason: progress.WaitBackoff},
-		{Kind: progress.RetryScheduled, Wait: 12 * time.Second, Reason: progress.WaitRateLimited},
-		{Kind: progress.PageReceived, Items: 500, Bytes: 1_200_000},
-		{Kind: progress.RequestFinished, Status: 200},
+	r := event.Multi(&tally, render.NewPlain(&buf, render.Options{}))
+	for _, e := range []event.Event{
+		{Kind: event.RequestStarted},
+		{Kind: event.RetryScheduled, Wait: 2 * time.Second, Reason: event.WaitBackoff},
+		{Kind: event.RetryScheduled, Wait: 12 * time.Second, Reason: event.WaitRateLimited},
+		{Kind: event.PageReceived, Items: 500, Bytes: 1_200_000},
+		{Kind: event.RequestFinished, Status: 200},
 	} {
-		progress.Emit(r, e)
+		event.Emit(r, e)
 	}
 	tally.WriteSummary(os.Stdout)
 	// Output:

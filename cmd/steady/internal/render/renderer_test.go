@@ -1,11 +1,12 @@
-package progress_test
+package render_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/steadyhttp/steady/progress"
+	"github.com/steadyhttp/steady/cmd/steady/internal/render"
+	"github.com/steadyhttp/steady/event"
 )
 
 func TestAutoChoice(t *testing.T) {
@@ -16,23 +17,23 @@ func TestAutoChoice(t *testing.T) {
 	defer f.Close()
 	tests := []struct {
 		name string
-		r    progress.Renderer
+		r    render.Renderer
 		want string
 	}{
-		{"quiet", progress.Auto(f, progress.Options{Quiet: true}), "discard"},
-		{"nil writer", progress.Auto(nil, progress.Options{}), "discard"},
-		{"file that is no terminal", progress.Auto(f, progress.Options{}), "plain"},
+		{"quiet", render.Auto(f, render.Options{Quiet: true}), "discard"},
+		{"nil writer", render.Auto(nil, render.Options{}), "discard"},
+		{"file that is no terminal", render.Auto(f, render.Options{}), "plain"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got string
 			switch tt.r.(type) {
-			case *progress.Plain:
+			case *render.Plain:
 				got = "plain"
-			case *progress.Terminal:
+			case *render.Terminal:
 				got = "terminal"
 			default:
-				if tt.r == progress.Discard {
+				if tt.r == render.Discard {
 					got = "discard"
 				}
 			}
@@ -47,8 +48,8 @@ func TestAutoChoice(t *testing.T) {
 }
 
 func TestDiscard(t *testing.T) {
-	progress.Discard.Report(progress.Event{Kind: progress.Stopped})
-	if err := progress.Discard.Close(); err != nil {
+	render.Discard.Report(event.Event{Kind: event.Stopped})
+	if err := render.Discard.Close(); err != nil {
 		t.Errorf("Discard.Close() = %v", err)
 	}
 }
