@@ -19,15 +19,15 @@ const NoItems = "-"
 
 // FindItems, as [Options.Items], finds the items where they are on the
 // first page: the page itself when it is an array, else the first of the
-// top-level members named in [ItemKeys] that holds an array. The path found
-// holds for the rest of the walk; [Summary.Detected] says which it was. A
-// first page with none of them is [ErrNoItems].
+// top-level members "features", "items", "data" and "results" that holds
+// an array (GeoJSON, OGC API Features and STAC name it "features", other
+// APIs one of the others). The path found holds for the rest of the walk;
+// [Summary.Detected] says which it was. A first page with none of them is
+// [ErrNoItems].
 const FindItems = "*"
 
-// ItemKeys are the members [FindItems] looks for, in order of preference:
-// GeoJSON, OGC API Features and STAC ("features"), then the common names
-// of other APIs.
-var ItemKeys = []string{"features", "items", "data", "results"}
+// itemKeys are the members [FindItems] looks for, in order of preference.
+var itemKeys = [...]string{"features", "items", "data", "results"}
 
 // Options configure a walk. The zero value follows RFC 8288 Link headers,
 // expects each page to be a top-level JSON array of items, stays on the
