@@ -95,7 +95,7 @@ func candidate(quoted []byte, escaped bool) int {
 		}
 	}
 	for i, k := range itemKeys {
-		if (escaped && key == k || !escaped && string(raw) == k) {
+		if escaped && key == k || !escaped && string(raw) == k {
 			return i
 		}
 	}
