@@ -218,31 +218,10 @@ func originOf(u *url.URL) origin {
 // canonicalHost lower-cases a host name and writes an IP literal in its
 // canonical form. Any other text is kept, so it matches only itself.
 func canonicalHost(h string) string {
-	if looksLikeIP(h) {
-		if a, err := netip.ParseAddr(h); err == nil && a.Zone() == "" {
-			return a.String()
-		}
+	if a, err := netip.ParseAddr(h); err == nil && a.Zone() == "" {
+		return a.String()
 	}
-	for i := 0; i < len(h); i++ {
-		if 'A' <= h[i] && h[i] <= 'Z' {
-			return strings.ToLower(h)
-		}
-	}
-	return h
-}
-
-// looksLikeIP reports whether h may be an IP literal, so that host names,
-// the common case, skip a parse whose error would allocate.
-func looksLikeIP(h string) bool {
-	if strings.IndexByte(h, ':') >= 0 {
-		return true
-	}
-	for i := 0; i < len(h); i++ {
-		if c := h[i]; c != '.' && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	return h != ""
+	return strings.ToLower(h)
 }
 
 // parseOrigin reads one Hosts entry: [scheme "://"] host [":" port].

@@ -467,7 +467,7 @@ func (t *transport) leaksIn(vv []string, dest origin) bool {
 	return false
 }
 
-// headerChanges reports, without allocating, whether h differs from what may
+// headerChanges reports whether h differs from what may
 // go to dest: a key header that is present where it must not be, absent or
 // different where it must be, or an ambient credential on a foreign hop.
 func (t *transport) headerChanges(h http.Header, dest origin, foreign bool) bool {
@@ -545,8 +545,7 @@ func (t *transport) isKeyParam(p string) bool {
 
 // rewriteQuery returns the raw query that may go to dest: every key
 // parameter removed, then those of the keys that accept dest appended. The
-// other parameters keep their order, encoding and separators. It allocates
-// only when a key parameter is present or due.
+// other parameters keep their order, encoding and separators.
 func (t *transport) rewriteQuery(raw string, dest origin) (string, bool) {
 	if len(t.keys) == 0 {
 		return raw, false

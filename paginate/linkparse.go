@@ -76,8 +76,7 @@ type linkParser struct {
 	nLinks  int
 	nParams int
 	// nLower counts the bytes of parameter names that need lowering, and
-	// lower holds them lowered, one after another: one allocation for
-	// all of them rather than one per name.
+	// lower holds them lowered, one after another.
 	nLower int
 	lower  strings.Builder
 	line   int     // index of the value being read (counting pass)
