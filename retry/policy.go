@@ -40,8 +40,6 @@ type Policy struct {
 	// InitialBackoff is the ceiling of the first backoff (0: 500ms). Re-send
 	// n waits U(0, min(MaxBackoff, InitialBackoff·2^(n-1))].
 	InitialBackoff time.Duration
-	// Jitter spreads the backoff (zero: [JitterFull], the one to use).
-	Jitter Jitter
 	// MaxBackoff caps every backoff (0: 30s).
 	MaxBackoff time.Duration
 	// MaxRetryAfter is the longest server-named wait the transport sleeps
@@ -98,7 +96,6 @@ func (p Policy) Validate() error {
 	check(p.MaxAttempts < 0, "MaxAttempts", "is %d; want 0 (default) or more", p.MaxAttempts)
 	check(p.InitialBackoff < 0, "InitialBackoff", "is negative (%v)", p.InitialBackoff)
 	check(p.MaxBackoff < 0, "MaxBackoff", "is negative (%v)", p.MaxBackoff)
-	check(p.Jitter > JitterDecorrelated, "Jitter", "is %d, not a known jitter", p.Jitter)
 	check(p.MaxRetryAfter < 0, "MaxRetryAfter", "is negative (%v)", p.MaxRetryAfter)
 	if p.InitialBackoff >= 0 && p.MaxBackoff >= 0 {
 		eff := p.withDefaults()
