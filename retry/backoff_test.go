@@ -70,4 +70,3 @@ func TestServerWait(t *testing.T) {
 		})
 	}
 }
-
