@@ -173,9 +173,8 @@ func BenchmarkFacadeOverLoopback(b *testing.B) {
 	defer c.CloseIdleConnections()
 	target := srv.URL + "/v1/items/1"
 	// The bare client's pool is tuned and bounded as the facade's (newPool
-	// in client.go): without the response-header timeout alone it would
-	// be about 4,000 instructions a request cheaper, net/http's timer for
-	// it, which is not the facade's code.
+	// in client.go), timeouts included, so the ratio shows the facade's
+	// code and not net/http's timers.
 	dialer := &net.Dialer{Timeout: config.DefaultConnectTimeout, KeepAlive: 30 * time.Second}
 	pool := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
