@@ -54,19 +54,12 @@ func (e *StatusError) Error() string {
 func (e *StatusError) Unwrap() error { return e.Stop }
 
 // Retryable reports whether issuing the same request again later might
-// succeed: 408, 425, 429, 500, 502, 503 and 504. This is broader than what
-// the transport re-sends by itself (a 500 under retry.GatewayStatus is not
-// re-sent at once, yet may pass later), and a caller that resumes work later
-// uses it to decide what to keep.
-func (e *StatusError) Retryable() bool {
-	switch e.StatusCode {
-	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests,
-		http.StatusInternalServerError, http.StatusBadGateway,
-		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true
-	}
-	return false
-}
+// succeed, by [retry.TransientStatus]: 408, 425, 429 and every 5xx. This is
+// broader than what the transport re-sends by itself (a 500 under
+// retry.GatewayStatus is not re-sent at once, yet may pass later), and a
+// caller that resumes work later ([retry.Transient]) uses it to decide what
+// to keep.
+func (e *StatusError) Retryable() bool { return retry.TransientStatus(e.StatusCode) }
 
 // RateLimitError is a 429, a 403 that says it is a rate limit (a
 // Retry-After or a spent quota, as GitHub's limits send), or a 503 with a

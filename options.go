@@ -4,22 +4,19 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/steadyhttp/steady/config"
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
-// Defaults of [Options].
+// Defaults of [Options] of the facade's own; the others come from the one
+// table in package config.
 const (
-	DefaultConnectTimeout        = 10 * time.Second
-	DefaultResponseHeaderTimeout = 60 * time.Second
-	DefaultConcurrency           = 32
-	DefaultUserAgent             = "steady/1 (+https://github.com/steadyhttp/steady)"
+	DefaultUserAgent = "steady/1 (+https://github.com/steadyhttp/steady)"
 	// DefaultErrorExcerpt is how much of an error response's body a
 	// StatusError keeps.
 	DefaultErrorExcerpt = 1024
-	// DefaultMaxBodyBytes bounds what GetJSON and page walks read.
-	DefaultMaxBodyBytes = 64 << 20
 )
 
 // Options configure a [Client]. The zero value is useful: each zero field
@@ -59,19 +56,19 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Concurrency <= 0 {
-		o.Concurrency = DefaultConcurrency
+		o.Concurrency = config.DefaultConcurrent
 	}
 	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = DefaultConnectTimeout
+		o.ConnectTimeout = config.DefaultConnectTimeout
 	}
 	if o.ResponseHeaderTimeout == 0 {
-		o.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
+		o.ResponseHeaderTimeout = config.DefaultReadTimeout
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = DefaultUserAgent
 	}
 	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
+		o.MaxBodyBytes = config.DefaultMaxBodyBytes
 	}
 	if o.Policy.Reporter == nil && o.Reporter != nil {
 		o.Policy.Reporter, o.derivedReporter = o.Reporter, true

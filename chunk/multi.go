@@ -35,6 +35,37 @@ func PlanMulti(base *url.URL, lists map[string][]string, opt Options) ([]*url.UR
 	if base == nil {
 		return nil, fmt.Errorf("chunk: a base URL is required: %w", ErrInvalid)
 	}
+	names, err := sortedNames(lists)
+	if err != nil {
+		return nil, err
+	}
+	q, err := baseQuery(base, names)
+	if err != nil {
+		return nil, err
+	}
+	if err := baseFits(base, budget); err != nil {
+		return nil, err
+	}
+	ls, heads, err := newLists(names, lists, q, sep, opt.Repeat)
+	if err != nil {
+		return nil, err
+	}
+	if len(ls) == 0 {
+		u := *base
+		return []*url.URL{&u}, nil
+	}
+	fixed := fixedLength(base, heads)
+	if err := longestFit(ls, lists, fixed, budget); err != nil {
+		return nil, err
+	}
+	parts := halveToFit(ls, fixed, budget)
+	repack(ls, parts, budget-fixed)
+	return crossProduct(base, q, ls, parts)
+}
+
+// sortedNames returns the parameter names of lists in order, refusing an
+// empty one.
+func sortedNames(lists map[string][]string) ([]string, error) {
 	names := make([]string, 0, len(lists))
 	for name := range lists {
 		if name == "" {
@@ -43,23 +74,21 @@ func PlanMulti(base *url.URL, lists map[string][]string, opt Options) ([]*url.UR
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	q, err := baseQuery(base, names)
-	if err != nil {
-		return nil, err
-	}
-	if err := baseFits(base, budget); err != nil {
-		return nil, err
-	}
+	return names, nil
+}
 
+// newLists encodes the non-empty lists in name order, and returns them with
+// the query every URL starts with: base's query q and each list's head.
+func newLists(names []string, lists map[string][]string, q, sep string, repeat bool) ([]*list, string, error) {
 	var ls []*list
 	heads := q
 	for _, name := range names {
 		if len(lists[name]) == 0 {
 			continue
 		}
-		l, err := newList(name, lists[name], sep, opt.Repeat)
+		l, err := newList(name, lists[name], sep, repeat)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if len(ls) > 0 {
 			heads += "&"
@@ -67,13 +96,12 @@ func PlanMulti(base *url.URL, lists map[string][]string, opt Options) ([]*url.UR
 		heads += l.head
 		ls = append(ls, l)
 	}
-	if len(ls) == 0 {
-		u := *base
-		return []*url.URL{&u}, nil
-	}
-	fixed := fixedLength(base, heads)
+	return ls, heads, nil
+}
 
-	// Some URL must carry the longest value of every list together.
+// longestFit checks that some URL can carry the longest value of every list
+// together, and names the longest of them when none can.
+func longestFit(ls []*list, lists map[string][]string, fixed, budget int) error {
 	need, worst, worstLen := fixed, 0, -1
 	for p, l := range ls {
 		n := len(l.enc[l.longest()])
@@ -82,12 +110,17 @@ func PlanMulti(base *url.URL, lists map[string][]string, opt Options) ([]*url.UR
 			worst, worstLen = p, n
 		}
 	}
-	if need > budget {
-		l := ls[worst]
-		i := l.longest()
-		return nil, &ValueError{Param: l.param, Value: lists[l.param][i], Index: i, Need: need, Budget: budget, Err: ErrValueTooLong}
+	if need <= budget {
+		return nil
 	}
+	l := ls[worst]
+	i := l.longest()
+	return &ValueError{Param: l.param, Value: lists[l.param][i], Index: i, Need: need, Budget: budget, Err: ErrValueTooLong}
+}
 
+// halveToFit cuts the lists into parts, halving the longest part that can
+// be cut until the URL of every list's largest part fits the budget.
+func halveToFit(ls []*list, fixed, budget int) [][]span {
 	parts := make([][]span, len(ls))
 	for p, l := range ls {
 		parts[p] = []span{{0, len(l.enc)}}
@@ -103,20 +136,24 @@ func PlanMulti(base *url.URL, lists map[string][]string, opt Options) ([]*url.UR
 			}
 		}
 		if longest <= budget {
-			break
+			return parts
 		}
 		// pick >= 0: were every largest part a single value, longest would
-		// equal need, which fits.
+		// equal the longest values' need, which fits.
 		left, right := halve(ls[pick], parts[pick][pickPart])
 		parts[pick] = slices.Replace(parts[pick], pickPart, pickPart+1, left, right)
 	}
-	// Halving fixes how long each list's parts may be, not how few there
-	// can be: re-pack each list greedily into the room its neighbours'
-	// largest parts leave. The current parts fit that room, so greedy (see
-	// pack) needs no more of them, and the new largest part fits it too, so
-	// every URL still fits. With one list this is exactly PlanWith.
+}
+
+// repack re-packs each list greedily into the room its neighbours' largest
+// parts leave of free (the budget less the fixed length). Halving fixes how
+// long each list's parts may be, not how few there can be. The current parts
+// fit that room, so greedy (see pack) needs no more of them, and the new
+// largest part fits it too, so every URL still fits. With one list this is
+// exactly PlanWith.
+func repack(ls []*list, parts [][]span, free int) {
 	for p, l := range ls {
-		room := budget - fixed
+		room := free
 		for q, other := range ls {
 			if q != p {
 				j := largestPart(other, parts[q])
@@ -130,7 +167,11 @@ func PlanMulti(base *url.URL, lists map[string][]string, opt Options) ([]*url.UR
 			start = end
 		}
 	}
+}
 
+// crossProduct writes one URL for every combination of one part of each
+// list, the first list varying slowest.
+func crossProduct(base *url.URL, q string, ls []*list, parts [][]span) ([]*url.URL, error) {
 	count := 1
 	for _, ps := range parts {
 		if count > maxMultiURLs/len(ps) {

@@ -11,11 +11,19 @@ import (
 // an empty one.
 const DefaultPrefix = "STEADY"
 
-// Defaults, the values a variable that is unset or empty stands for.
+// The defaults, in one table: the values a variable that is unset or empty
+// stands for, and the values the library's zero fields mean (a
+// retry.Policy, steady.Options, paginate.Options). Every other package
+// refers to these; none states a default of its own for the same setting.
 const (
-	DefaultRetries      = 4
+	// DefaultRetries is how many times a failed request is re-sent after
+	// its first attempt: a retry policy's default MaxAttempts is
+	// DefaultRetries+1.
+	DefaultRetries = 4
+	// DefaultStallTimeout is the no-progress budget of a call.
 	DefaultStallTimeout = 60 * time.Second
-	DefaultConcurrent   = 32
+	// DefaultConcurrent is how many requests of a fan-out are in flight.
+	DefaultConcurrent = 32
 	// DefaultConnectTimeout bounds dialling and the TLS handshake.
 	DefaultConnectTimeout = 10 * time.Second
 	// DefaultReadTimeout bounds the wait for a response's headers and each
@@ -23,6 +31,13 @@ const (
 	DefaultReadTimeout = 60 * time.Second
 	// DefaultMaxRetryAfter is the longest server-named wait slept off.
 	DefaultMaxRetryAfter = 60 * time.Second
+	// DefaultInitialBackoff is the ceiling of the first backoff, and
+	// DefaultMaxBackoff the cap of every backoff.
+	DefaultInitialBackoff = 500 * time.Millisecond
+	DefaultMaxBackoff     = 30 * time.Second
+	// DefaultMaxBodyBytes bounds, after decompression, a body read whole
+	// (a page of a walk, a GetJSON answer).
+	DefaultMaxBodyBytes = 64 << 20
 )
 
 // Settings are the values read from the environment. A Settings returned

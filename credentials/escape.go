@@ -14,8 +14,7 @@ import (
 // marks) and bytes that are not UTF-8. A reason phrase such as
 // "\x1b]0;pwned\x07" reaches an error or event as that text, not as a
 // command to the terminal that prints it. Everything else, other scripts
-// included, is kept; text that needs no escape is returned as it is,
-// without allocating.
+// included, is kept; text that needs no escape is returned as it is.
 func Escape(s string) string {
 	i := firstToEscape(s)
 	if i == len(s) {

@@ -218,31 +218,10 @@ func originOf(u *url.URL) origin {
 // canonicalHost lower-cases a host name and writes an IP literal in its
 // canonical form. Any other text is kept, so it matches only itself.
 func canonicalHost(h string) string {
-	if looksLikeIP(h) {
-		if a, err := netip.ParseAddr(h); err == nil && a.Zone() == "" {
-			return a.String()
-		}
+	if a, err := netip.ParseAddr(h); err == nil && a.Zone() == "" {
+		return a.String()
 	}
-	for i := 0; i < len(h); i++ {
-		if 'A' <= h[i] && h[i] <= 'Z' {
-			return strings.ToLower(h)
-		}
-	}
-	return h
-}
-
-// looksLikeIP reports whether h may be an IP literal, so that host names,
-// the common case, skip a parse whose error would allocate.
-func looksLikeIP(h string) bool {
-	if strings.IndexByte(h, ':') >= 0 {
-		return true
-	}
-	for i := 0; i < len(h); i++ {
-		if c := h[i]; c != '.' && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	return h != ""
+	return strings.ToLower(h)
 }
 
 // parseOrigin reads one Hosts entry: [scheme "://"] host [":" port].
@@ -254,81 +233,117 @@ func parseOrigin(entry string) (origin, error) {
 			return origin{}, fmt.Errorf("scheme %q: use https, or http for a loopback host", s)
 		}
 	}
-	switch {
-	case rest == "":
-		return origin{}, fmt.Errorf("%q names no host", entry)
-	case strings.ContainsAny(rest, "/?#"):
-		return origin{}, fmt.Errorf("%q has a path, query or fragment; give only a host and optional port", entry)
-	case strings.Contains(rest, "@"):
-		return origin{}, fmt.Errorf("%q has userinfo; give only a host and optional port", entry)
-	case strings.Contains(rest, "*"):
-		return origin{}, fmt.Errorf("%q: wildcards are not supported; list each host", entry)
-	case strings.ContainsFunc(rest, func(r rune) bool { return r <= ' ' || r >= 0x7f }):
-		return origin{}, fmt.Errorf("%q contains a space, a control character or non-ASCII text; write a host name in its ASCII (punycode) form", entry)
+	if err := checkOriginText(entry, rest); err != nil {
+		return origin{}, err
 	}
-
-	host, port := rest, ""
-	if strings.HasPrefix(rest, "[") {
-		end := strings.IndexByte(rest, ']')
-		if end < 0 {
-			return origin{}, fmt.Errorf("%q: missing ']' after an IPv6 address", entry)
-		}
-		host = rest[1:end]
-		switch after := rest[end+1:]; {
-		case after == "":
-		case after[0] == ':':
-			port = after[1:]
-			if port == "" {
-				return origin{}, fmt.Errorf("%q: empty port", entry)
-			}
-		default:
-			return origin{}, fmt.Errorf("%q: unexpected text after the IPv6 address", entry)
-		}
-		a, err := netip.ParseAddr(host)
-		if err != nil || !a.Is6() {
-			return origin{}, fmt.Errorf("%q: %q is not an IPv6 address", entry, host)
-		}
-	} else if strings.Count(rest, ":") > 1 {
-		// A bare IPv6 address: it cannot also carry a port.
-		if _, err := netip.ParseAddr(rest); err != nil {
-			return origin{}, fmt.Errorf("%q is neither host:port nor an IPv6 address; write IPv6 with a port as [addr]:port", entry)
-		}
-	} else if h, p, ok := strings.Cut(rest, ":"); ok {
-		host, port = h, p
-		if port == "" {
-			return origin{}, fmt.Errorf("%q: empty port", entry)
-		}
+	host, port, err := splitOrigin(entry, rest)
+	if err != nil {
+		return origin{}, err
 	}
-
-	if port != "" {
-		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 || port[0] == '0' || port[0] == '+' {
-			return origin{}, fmt.Errorf("%q: port %q is not a number from 1 to 65535", entry, port)
-		}
-	} else if scheme == "https" {
-		port = "443"
-	} else {
-		port = "80"
+	if port, err = originPort(entry, port, scheme); err != nil {
+		return origin{}, err
 	}
-
-	if a, err := netip.ParseAddr(host); err == nil {
-		if a.Zone() != "" {
-			return origin{}, fmt.Errorf("%q: IPv6 zones are not supported", entry)
-		}
-		if a.IsUnspecified() || a.IsMulticast() {
-			return origin{}, fmt.Errorf("%q is not the address of one host", entry)
-		}
-		host = a.String()
-	} else if err := checkHostName(host); err != nil {
-		return origin{}, fmt.Errorf("%q: %v", entry, err)
-	} else {
-		host = strings.ToLower(host)
+	if host, err = originHost(entry, host); err != nil {
+		return origin{}, err
 	}
-
 	if scheme == "http" && !isLoopback(host) {
 		return origin{}, fmt.Errorf("%q: plain http is allowed only for loopback hosts (127.0.0.0/8, ::1, localhost); use https", entry)
 	}
 	return origin{scheme: scheme, host: host, port: port}, nil
+}
+
+// checkOriginText refuses an entry whose host part rest holds anything but
+// a host and a port.
+func checkOriginText(entry, rest string) error {
+	switch {
+	case rest == "":
+		return fmt.Errorf("%q names no host", entry)
+	case strings.ContainsAny(rest, "/?#"):
+		return fmt.Errorf("%q has a path, query or fragment; give only a host and optional port", entry)
+	case strings.Contains(rest, "@"):
+		return fmt.Errorf("%q has userinfo; give only a host and optional port", entry)
+	case strings.Contains(rest, "*"):
+		return fmt.Errorf("%q: wildcards are not supported; list each host", entry)
+	case strings.ContainsFunc(rest, func(r rune) bool { return r <= ' ' || r >= 0x7f }):
+		return fmt.Errorf("%q contains a space, a control character or non-ASCII text; write a host name in its ASCII (punycode) form", entry)
+	}
+	return nil
+}
+
+// splitOrigin splits rest into a host and a port ("" when none is given),
+// reading an IPv6 address bracketed or bare.
+func splitOrigin(entry, rest string) (host, port string, err error) {
+	switch {
+	case strings.HasPrefix(rest, "["):
+		return splitBracketed(entry, rest)
+	case strings.Count(rest, ":") > 1:
+		// A bare IPv6 address: it cannot also carry a port.
+		if _, err := netip.ParseAddr(rest); err != nil {
+			return "", "", fmt.Errorf("%q is neither host:port nor an IPv6 address; write IPv6 with a port as [addr]:port", entry)
+		}
+		return rest, "", nil
+	}
+	host, port, ok := strings.Cut(rest, ":")
+	if ok && port == "" {
+		return "", "", fmt.Errorf("%q: empty port", entry)
+	}
+	return host, port, nil
+}
+
+// splitBracketed reads "[" IPv6 "]" [":" port].
+func splitBracketed(entry, rest string) (host, port string, err error) {
+	end := strings.IndexByte(rest, ']')
+	if end < 0 {
+		return "", "", fmt.Errorf("%q: missing ']' after an IPv6 address", entry)
+	}
+	host = rest[1:end]
+	switch after := rest[end+1:]; {
+	case after == "":
+	case after[0] == ':':
+		port = after[1:]
+		if port == "" {
+			return "", "", fmt.Errorf("%q: empty port", entry)
+		}
+	default:
+		return "", "", fmt.Errorf("%q: unexpected text after the IPv6 address", entry)
+	}
+	if a, err := netip.ParseAddr(host); err != nil || !a.Is6() {
+		return "", "", fmt.Errorf("%q: %q is not an IPv6 address", entry, host)
+	}
+	return host, port, nil
+}
+
+// originPort checks a given port, or returns the scheme's.
+func originPort(entry, port, scheme string) (string, error) {
+	switch {
+	case port != "":
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 || port[0] == '0' || port[0] == '+' {
+			return "", fmt.Errorf("%q: port %q is not a number from 1 to 65535", entry, port)
+		}
+		return port, nil
+	case scheme == "https":
+		return "443", nil
+	}
+	return "80", nil
+}
+
+// originHost returns host in its one spelling: an address in its canonical
+// form, a name in lower case.
+func originHost(entry, host string) (string, error) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		if a.Zone() != "" {
+			return "", fmt.Errorf("%q: IPv6 zones are not supported", entry)
+		}
+		if a.IsUnspecified() || a.IsMulticast() {
+			return "", fmt.Errorf("%q is not the address of one host", entry)
+		}
+		return a.String(), nil
+	}
+	if err := checkHostName(host); err != nil {
+		return "", fmt.Errorf("%q: %v", entry, err)
+	}
+	return strings.ToLower(host), nil
 }
 
 // checkHostName accepts a DNS name of letters, digits, '-' and '_' in

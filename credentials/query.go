@@ -18,8 +18,8 @@ func paramEnd(q string, i int) int {
 	return len(q)
 }
 
-// decodeName unescapes a raw parameter name as a server would. It allocates
-// only when the name has escapes; ok is false when they are malformed.
+// decodeName unescapes a raw parameter name as a server would; ok is false
+// when its escapes are malformed.
 func decodeName(raw string) (name string, ok bool) {
 	if !strings.ContainsAny(raw, "%+") {
 		return raw, true

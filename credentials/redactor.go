@@ -106,7 +106,7 @@ func base64Runs(v string) []string {
 }
 
 // Contains reports whether s holds any of r's secrets in any form looked
-// for. It does not allocate.
+// for.
 func (r *Redactor) Contains(s string) bool {
 	if r == nil || len(s) < r.shortest {
 		return false

@@ -165,18 +165,6 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil {
 		return t.next.RoundTrip(req) // it reports the missing URL
 	}
-	if len(t.keys) == 0 && req.Response == nil && req.URL.User == nil {
-		// Nothing to protect (ADR 231): no key goes anywhere, the caller's
-		// own credentials go to the origin the caller chose (only a
-		// redirect hop can leave it), and the URL has no userinfo that
-		// resp.Request would show. Every check below would pass it as it
-		// is.
-		resp, err := t.next.RoundTrip(req)
-		if resp != nil {
-			resp.Request = req
-		}
-		return resp, err
-	}
 	dest := originOf(req.URL)
 	foreign := false
 	if req.Response != nil {
@@ -189,7 +177,6 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			t = t.withHandSet(first)
 		}
 	}
-
 	// A key in the path or the host cannot be taken out without sending
 	// another request than the one asked for: refuse it.
 	for _, part := range [...]string{req.URL.Host, req.Host, req.URL.EscapedPath(), req.URL.Opaque} {
@@ -198,17 +185,22 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, &LeakError{URL: t.red.URL(req.URL), Where: "the URL's host or path"}
 		}
 	}
+	resp, err := t.next.RoundTrip(t.outgoing(req, dest, foreign))
+	t.settle(resp, req)
+	return resp, t.scrub(err)
+}
 
+// outgoing returns the request to send to dest: req itself when nothing in
+// it changes, or a copy with the keys attached or withheld in its header,
+// query and userinfo, and its body guarded.
+func (t *transport) outgoing(req *http.Request, dest origin, foreign bool) *http.Request {
 	headerChanges := t.headerChanges(req.Header, dest, foreign)
 	query, queryChanges := t.rewriteQuery(req.URL.RawQuery, dest)
 	userChanges := req.URL.User != nil && t.leaks(req.URL.User.String(), dest)
 	guard := req.Body != nil && req.Body != http.NoBody && t.withholds(dest)
 	if !headerChanges && !queryChanges && !userChanges && !guard {
-		resp, err := t.next.RoundTrip(req)
-		t.settle(resp, req)
-		return resp, t.scrub(err)
+		return req
 	}
-
 	r := new(http.Request)
 	*r = *req
 	if headerChanges {
@@ -226,22 +218,25 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.URL = &u
 	}
 	if guard {
-		r.Body = &guardedBody{body: req.Body, t: t, dest: dest}
-		if req.GetBody != nil {
-			// net/http rewinds a body through GetBody to re-send it on a
-			// new connection; the copy is guarded too.
-			r.GetBody = func() (io.ReadCloser, error) {
-				b, err := req.GetBody()
-				if err != nil {
-					return nil, err
-				}
-				return &guardedBody{body: b, t: t, dest: dest}, nil
+		t.guardBody(r, req, dest)
+	}
+	return r
+}
+
+// guardBody makes r's body, and every copy net/http takes through GetBody
+// to re-send it on a new connection, a body that withholds the keys dest
+// must not receive.
+func (t *transport) guardBody(r, req *http.Request, dest origin) {
+	r.Body = &guardedBody{body: req.Body, t: t, dest: dest}
+	if req.GetBody != nil {
+		r.GetBody = func() (io.ReadCloser, error) {
+			b, err := req.GetBody()
+			if err != nil {
+				return nil, err
 			}
+			return &guardedBody{body: b, t: t, dest: dest}, nil
 		}
 	}
-	resp, err := t.next.RoundTrip(r)
-	t.settle(resp, req)
-	return resp, t.scrub(err)
 }
 
 // settle makes resp.Request the request the transport was given, whatever
@@ -472,7 +467,7 @@ func (t *transport) leaksIn(vv []string, dest origin) bool {
 	return false
 }
 
-// headerChanges reports, without allocating, whether h differs from what may
+// headerChanges reports whether h differs from what may
 // go to dest: a key header that is present where it must not be, absent or
 // different where it must be, or an ambient credential on a foreign hop.
 func (t *transport) headerChanges(h http.Header, dest origin, foreign bool) bool {
@@ -550,8 +545,7 @@ func (t *transport) isKeyParam(p string) bool {
 
 // rewriteQuery returns the raw query that may go to dest: every key
 // parameter removed, then those of the keys that accept dest appended. The
-// other parameters keep their order, encoding and separators. It allocates
-// only when a key parameter is present or due.
+// other parameters keep their order, encoding and separators.
 func (t *transport) rewriteQuery(raw string, dest origin) (string, bool) {
 	if len(t.keys) == 0 {
 		return raw, false

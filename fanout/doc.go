@@ -19,7 +19,7 @@
 // cancellation (returned as ctx.Err() itself) beats a fatal failure (an
 // [*ItemError]), which beats transient ones. A run stopped by transient
 // failures only (retries exhausted, stalled, rate limited past the policy's
-// patience; see [IsTransient]) returns an [*Interrupted]: it keeps the
+// patience; see [retry.Transient]) returns an [*Interrupted]: it keeps the
 // completed results, names the failed and unfinished items and the wait the
 // server asked for, and [Interrupted.Resume] fetches only what is missing.
 // [Interrupted.Save] and [Load] carry that state across processes in a JSON

@@ -2,12 +2,13 @@ package fanout
 
 import (
 	"fmt"
-	"github.com/steadyhttp/steady/credentials"
 
 	"golang.org/x/sync/semaphore"
 
 	"github.com/steadyhttp/steady/config"
+	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/retry"
 )
 
 // workersPerSlot is how many items run at once for each slot of the gate.
@@ -38,7 +39,7 @@ type Options struct {
 	Independent bool
 
 	// Transient reports whether an item's failure could succeed when tried
-	// again later (nil: [IsTransient]). A run that stops on transient
+	// again later (nil: [retry.Transient]). A run that stops on transient
 	// failures only returns an [*Interrupted] that can resume; a fatal
 	// failure is returned as it is.
 	Transient func(error) bool
@@ -78,5 +79,5 @@ func (o *Options) transient(err error) bool {
 	if o.Transient != nil {
 		return o.Transient(err)
 	}
-	return IsTransient(err)
+	return retry.Transient(err)
 }

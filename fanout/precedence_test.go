@@ -10,8 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/steadyhttp/steady/fanout"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/fanout"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -110,7 +110,7 @@ func TestFailurePrecedence(t *testing.T) {
 			if in.RetryAfter() != 2*time.Minute {
 				t.Errorf("RetryAfter = %v, want 2m", in.RetryAfter())
 			}
-			if !errors.Is(err, retry.ErrRetryAfter) || !fanout.IsTransient(err) {
+			if !errors.Is(err, retry.ErrRetryAfter) || !retry.Transient(err) {
 				t.Errorf("the interruption should expose its transient cause: %v", err)
 			}
 			if done, total := in.Progress(); done != 1 || total != 10 {
@@ -220,39 +220,6 @@ func TestCanceledBeforeStart(t *testing.T) {
 		}
 	}
 }
-
-func TestIsTransient(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"nil", nil, false},
-		{"exhausted", retry.ErrExhausted, true},
-		{"stalled in a retry.Error", &retry.Error{Reason: retry.ErrStalled}, true},
-		{"retry-after wrapped", fmt.Errorf("get: %w", &retry.Error{Reason: retry.ErrRetryAfter}), true},
-		{"budget", retry.ErrBudget, true},
-		{"rate limited", retry.ErrRateLimited, true},
-		{"not retryable", &retry.Error{Reason: retry.ErrNotRetryable, Err: errors.New("x509")}, false},
-		{"status 503 exhausted", &statusError{Code: 503, Stop: retry.ErrExhausted}, true},
-		{"status 404", &statusError{Code: 404}, false},
-		{"Retryable true", retryable(true), true},
-		{"Retryable false", retryable(false), false},
-		{"plain", errFatal, false},
-		{"canceled", context.Canceled, false},
-		{"deadline", context.DeadlineExceeded, false},
-	} {
-		if got := fanout.IsTransient(tc.err); got != tc.want {
-			t.Errorf("%s: IsTransient(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
-		}
-	}
-}
-
-type retryable bool
-
-func (r retryable) Error() string   { return fmt.Sprintf("retryable=%v", bool(r)) }
-func (r retryable) Retryable() bool { return bool(r) }
 
 func TestInvalidOptions(t *testing.T) {
 	for _, tc := range []struct {

@@ -35,34 +35,12 @@ func WithBodyInAttempt(ctx context.Context, limit int64) context.Context {
 	if limit <= 0 {
 		limit = -1
 	}
-	return &bodyCtx{Context: ctx, limit: limit}
+	return context.WithValue(ctx, bodyKey{}, limit)
 }
-
-// bodyCtx is context.WithValue(ctx, bodyKey{}, limit) in one allocation
-// instead of two (the node and the boxed limit): it is made on every call
-// that reads its body inside the attempt.
-type bodyCtx struct {
-	context.Context
-	limit int64
-}
-
-// Value answers bodyKey with c itself, not the limit: a pointer goes into
-// an interface as it is, where an int64 would be boxed, one allocation on
-// every lookup.
-func (c *bodyCtx) Value(key any) any {
-	if _, ok := key.(bodyKey); ok {
-		return c
-	}
-	return c.Context.Value(key)
-}
-
-func (c *bodyCtx) String() string { return fmt.Sprintf("%v.WithBodyInAttempt(%d)", c.Context, c.limit) }
 
 // BodyInAttempt reports whether ctx asks for the body inside the attempt, and
 // the limit in bytes (-1: none).
 func BodyInAttempt(ctx context.Context) (limit int64, ok bool) {
-	if c, ok := ctx.Value(bodyKey{}).(*bodyCtx); ok {
-		return c.limit, true
-	}
-	return 0, false
+	limit, ok = ctx.Value(bodyKey{}).(int64)
+	return limit, ok
 }

@@ -60,9 +60,6 @@ func (t *Tracker) Credit(d time.Duration) {
 	}
 }
 
-// Last returns the time data last arrived, with credits applied.
-func (t *Tracker) Last() time.Time { return time.Unix(0, t.last.Load()) }
-
 // Silence returns how long it has been since data last arrived.
 func (t *Tracker) Silence() time.Duration {
 	d := time.Duration(time.Now().UnixNano() - t.last.Load())

@@ -9,8 +9,8 @@
 // [Options.Items] says where the items are, checked as JSON and split into
 // items in one pass without copying them.
 //
-// Whatever a strategy finds passes one rule, [Policy.Resolve] (or
-// [ResolveNext]), before it becomes a request: a relative link is resolved
+// Whatever a strategy finds passes one rule, [Policy.Resolve], before it
+// becomes a request: a relative link is resolved
 // against the page it came from; a scheme other than http or https, a move
 // from https to http and a host the caller did not allow (by default: the
 // first request's host) are refused; userinfo is dropped. A link that leads

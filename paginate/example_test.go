@@ -99,7 +99,7 @@ func ExampleCursor() {
 	// limit=2&after=c2 1
 }
 
-func ExampleResolveNext() {
+func ExamplePolicy_Resolve_relative() {
 	from, _ := url.Parse("https://api.example.gov/v1/items?page=1")
 	for _, href := range []string{
 		"?page=2",
@@ -108,7 +108,7 @@ func ExampleResolveNext() {
 		"http://api.example.gov/v1/items?page=2",
 		"javascript:alert(1)",
 	} {
-		u, err := paginate.ResolveNext(href, from, nil)
+		u, err := paginate.Policy{}.Resolve(href, from)
 		if err != nil {
 			fmt.Println(err)
 			continue

@@ -6,7 +6,7 @@ import (
 )
 
 // findItems finds where a page's items are for [FindItems]: the page itself
-// when it is an array, else the first of [ItemKeys] whose top-level member
+// when it is an array, else the first of itemKeys whose top-level member
 // is an array, else the first that is null (an empty page, as some APIs
 // write one). ok is false with an empty detail when the page is not valid
 // JSON (the walk's scan reports that, with the offset), and with a detail
@@ -28,7 +28,7 @@ func findItems(body []byte) (path []string, detail string, ok bool) {
 		}
 		return nil, "the page is neither an array nor an object", false
 	}
-	var arrays, nulls uint64 // bit i: ItemKeys[i] holds an array, or null
+	var arrays, nulls uint64 // bit i: itemKeys[i] holds an array, or null
 	s.i++
 	s.depth = 1
 	s.skipSpace()
@@ -75,16 +75,16 @@ func findItems(body []byte) (path []string, detail string, ok bool) {
 		return nil, "", false // trailing data: the scan says where
 	}
 	for _, found := range [2]uint64{arrays, nulls} {
-		for i, k := range ItemKeys {
-			if i < 64 && found&(1<<i) != 0 {
+		for i, k := range itemKeys {
+			if found&(1<<i) != 0 {
 				return []string{k}, "", true
 			}
 		}
 	}
-	return nil, "found no items: the page is an object without an array at " + strings.Join(ItemKeys, ", "), false
+	return nil, "found no items: the page is an object without an array at " + strings.Join(itemKeys[:], ", "), false
 }
 
-// candidate returns the index in [ItemKeys] of the object key given with
+// candidate returns the index in itemKeys of the object key given with
 // its quotes, or -1; only a key with escapes is decoded.
 func candidate(quoted []byte, escaped bool) int {
 	raw := quoted[1 : len(quoted)-1]
@@ -94,8 +94,8 @@ func candidate(quoted []byte, escaped bool) int {
 			return -1
 		}
 	}
-	for i, k := range ItemKeys {
-		if i < 64 && (escaped && key == k || !escaped && string(raw) == k) {
+	for i, k := range itemKeys {
+		if escaped && key == k || !escaped && string(raw) == k {
 			return i
 		}
 	}

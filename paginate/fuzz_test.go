@@ -33,7 +33,7 @@ func FuzzResolveNext(f *testing.F) {
 		if allowed != "" {
 			hosts = strings.Split(allowed, ",")
 		}
-		u, err := paginate.ResolveNext(href, base, hosts)
+		u, err := paginate.Policy{AllowedHosts: hosts}.Resolve(href, base)
 		if err != nil {
 			var e *paginate.Error
 			if u != nil || !errors.As(err, &e) {
@@ -70,7 +70,7 @@ func FuzzResolveNext(f *testing.F) {
 		if !strings.EqualFold(again.Hostname(), u.Hostname()) {
 			t.Fatalf("host changed on re-parse: %q vs %q", again.Hostname(), u.Hostname())
 		}
-		if u2, err := paginate.ResolveNext(u.String(), base, hosts); err != nil || u2.String() != u.String() {
+		if u2, err := (paginate.Policy{AllowedHosts: hosts}).Resolve(u.String(), base); err != nil || u2.String() != u.String() {
 			t.Fatalf("resolving %q again gave %v, %v", u, u2, err)
 		}
 	})

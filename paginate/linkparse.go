@@ -76,8 +76,7 @@ type linkParser struct {
 	nLinks  int
 	nParams int
 	// nLower counts the bytes of parameter names that need lowering, and
-	// lower holds them lowered, one after another: one allocation for
-	// all of them rather than one per name.
+	// lower holds them lowered, one after another.
 	nLower int
 	lower  strings.Builder
 	line   int     // index of the value being read (counting pass)
@@ -108,54 +107,10 @@ func (p *linkParser) value(s string) {
 			return
 		}
 		target := strings.Trim(s[i+1:i+1+end], " \t")
-		i += end + 2
-		first, n := len(p.params), 0
-		rel, haveRel := "", false
-		for {
-			for i < len(s) && isSpace(s[i]) {
-				i++
-			}
-			if i >= len(s) || s[i] == ',' {
-				break
-			}
-			if s[i] != ';' {
-				end := skipToComma(s, i)
-				p.suspect(s, i, end, "text after a link's target that is not a parameter mentions next")
-				i = end
-				break
-			}
-			i++
-			for i < len(s) && isSpace(s[i]) {
-				i++
-			}
-			start := i
-			for i < len(s) && isTokenChar(s[i]) {
-				i++
-			}
-			name := s[start:i]
-			for i < len(s) && isSpace(s[i]) {
-				i++
-			}
-			var value string
-			if i < len(s) && s[i] == '=' {
-				i++
-				for i < len(s) && isSpace(s[i]) {
-					i++
-				}
-				value, i = p.paramValue(s, i)
-			}
-			if name == "" {
-				continue // ";;" or ";=x": nothing to name
-			}
-			n++
-			name = p.lowerName(name)
-			if p.fill {
-				p.params = append(p.params, LinkParam{Name: name, Value: value})
-				if name == "rel" && !haveRel {
-					rel, haveRel = value, true
-				}
-			}
-		}
+		first := len(p.params)
+		var rel string
+		var n int
+		i, rel, n = p.linkParams(s, i+end+2)
 		p.nLinks++
 		p.nParams += n
 		if p.fill {
@@ -166,6 +121,55 @@ func (p *linkParser) value(s string) {
 			p.links = append(p.links, l)
 		}
 	}
+}
+
+// linkParams reads the parameters of one link-value from i up to the comma
+// that ends it. It returns the index after them, the first rel parameter's
+// value (filling pass only) and how many named parameters it read.
+func (p *linkParser) linkParams(s string, i int) (next int, rel string, n int) {
+	haveRel := false
+	for {
+		i = skipSpace(s, i)
+		if i >= len(s) || s[i] == ',' {
+			return i, rel, n
+		}
+		if s[i] != ';' {
+			end := skipToComma(s, i)
+			p.suspect(s, i, end, "text after a link's target that is not a parameter mentions next")
+			return end, rel, n
+		}
+		i = skipSpace(s, i+1)
+		start := i
+		for i < len(s) && isTokenChar(s[i]) {
+			i++
+		}
+		name := s[start:i]
+		i = skipSpace(s, i)
+		var value string
+		if i < len(s) && s[i] == '=' {
+			value, i = p.paramValue(s, skipSpace(s, i+1))
+		}
+		if name == "" {
+			continue // ";;" or ";=x": nothing to name
+		}
+		n++
+		name = p.lowerName(name)
+		if p.fill {
+			p.params = append(p.params, LinkParam{Name: name, Value: value})
+			if name == "rel" && !haveRel {
+				rel, haveRel = value, true
+			}
+		}
+	}
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// a space or a tab.
+func skipSpace(s string, i int) int {
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	return i
 }
 
 // paramValue reads a quoted string or a bare value starting at i and returns

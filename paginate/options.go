@@ -2,11 +2,12 @@ package paginate
 
 import (
 	"fmt"
-	"github.com/steadyhttp/steady/credentials"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/steadyhttp/steady/config"
+	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/event"
 )
 
@@ -18,18 +19,15 @@ const NoItems = "-"
 
 // FindItems, as [Options.Items], finds the items where they are on the
 // first page: the page itself when it is an array, else the first of the
-// top-level members named in [ItemKeys] that holds an array. The path found
-// holds for the rest of the walk; [Summary.Detected] says which it was. A
-// first page with none of them is [ErrNoItems].
+// top-level members "features", "items", "data" and "results" that holds
+// an array (GeoJSON, OGC API Features and STAC name it "features", other
+// APIs one of the others). The path found holds for the rest of the walk;
+// [Summary.Detected] says which it was. A first page with none of them is
+// [ErrNoItems].
 const FindItems = "*"
 
-// ItemKeys are the members [FindItems] looks for, in order of preference:
-// GeoJSON, OGC API Features and STAC ("features"), then the common names
-// of other APIs.
-var ItemKeys = []string{"features", "items", "data", "results"}
-
-// DefaultMaxPageBytes bounds a page's body when [Options.MaxPageBytes] is 0.
-const DefaultMaxPageBytes = 64 << 20
+// itemKeys are the members [FindItems] looks for, in order of preference.
+var itemKeys = [...]string{"features", "items", "data", "results"}
 
 // Options configure a walk. The zero value follows RFC 8288 Link headers,
 // expects each page to be a top-level JSON array of items, stays on the
@@ -67,8 +65,8 @@ type Options struct {
 	// last page's Items (0: no cap). It needs items, so not [NoItems].
 	MaxRows int
 	// MaxPageBytes bounds each page's body; a larger page fails the walk
-	// with [liveness.ErrBodyTooLarge]. 0 means [DefaultMaxPageBytes],
-	// negative means no bound.
+	// with [liveness.ErrBodyTooLarge]. 0 means
+	// [config.DefaultMaxBodyBytes] (64 MiB), negative means no bound.
 	MaxPageBytes int64
 
 	// Reporter receives a [event.PageReceived] event per page (nil:
@@ -143,7 +141,7 @@ func newPlan(req *http.Request, opt Options) (*plan, error) {
 	}
 	switch p.limit {
 	case 0:
-		p.limit = DefaultMaxPageBytes
+		p.limit = config.DefaultMaxBodyBytes
 	default:
 		p.limit = max(p.limit, -1)
 	}

@@ -23,12 +23,6 @@ type Policy struct {
 	CanonicalHost string
 }
 
-// ResolveNext applies the next-link policy with the given allowed hosts (nil:
-// the host of from). It is Policy{AllowedHosts: allowedHosts}.Resolve.
-func ResolveNext(href string, from *url.URL, allowedHosts []string) (*url.URL, error) {
-	return Policy{AllowedHosts: allowedHosts}.Resolve(href, from)
-}
-
 // Resolve turns href, the target of a next link found on the page at from,
 // into the URL of the next request, or refuses it with an [*Error] whose
 // cause is [ErrBadLink], [ErrScheme], [ErrCrossHost] or [ErrDowngrade]:

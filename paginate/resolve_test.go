@@ -77,7 +77,7 @@ func TestResolveNext(t *testing.T) {
 			if f == "" {
 				f = from
 			}
-			got, err := paginate.ResolveNext(c.href, mustURL(t, f), c.allowed)
+			got, err := paginate.Policy{AllowedHosts: c.allowed}.Resolve(c.href, mustURL(t, f))
 			if c.err != nil {
 				if !errors.Is(err, c.err) {
 					t.Fatalf("ResolveNext(%q) = %v, %v; want error %v", c.href, got, err, c.err)
@@ -108,7 +108,7 @@ func TestResolveNextDoesNotModifyFrom(t *testing.T) {
 	t.Parallel()
 	from := mustURL(t, "https://u:p@api.example.gov/x?page=1#f")
 	before := from.String()
-	if _, err := paginate.ResolveNext("?page=2", from, nil); err != nil {
+	if _, err := (paginate.Policy{}).Resolve("?page=2", from); err != nil {
 		t.Fatal(err)
 	}
 	if from.String() != before {
@@ -154,7 +154,7 @@ func TestRefusalNamesBothHostsAndRedacts(t *testing.T) {
 	t.Parallel()
 	const secret = "s3cr3t-value"
 	from := mustURL(t, "https://api.example.gov/items?api_key="+secret)
-	_, err := paginate.ResolveNext("https://user:"+secret+"@evil.example/steal?token="+secret, from, nil)
+	_, err := paginate.Policy{}.Resolve("https://user:"+secret+"@evil.example/steal?token="+secret, from)
 	if !errors.Is(err, paginate.ErrCrossHost) {
 		t.Fatalf("got %v, want ErrCrossHost", err)
 	}

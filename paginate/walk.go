@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/steadyhttp/steady/credentials"
-	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/liveness"
 )
 
 // Pages walks the pages that start at req, following next links with
@@ -143,28 +143,8 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 		var hints hints
 		u := pl.first
 		for n := 1; ; n++ {
-			if err := ctx.Err(); err != nil {
-				w.stopAt(u)
-				yield(nil, err)
-				return
-			}
-			p, err := w.fetch(reqCtx, pl, u, n, &hints)
-			if err == nil && guard.landed(u, p.URL) {
-				// The link redirected to a page already received: the
-				// page is not delivered again.
-				err = &Error{Err: ErrLoop, Page: n, URL: pl.redact.URL(u), Link: pl.redact.URL(p.URL),
-					Detail: "the link redirected to a page already received"}
-				w.stopAt(nil)
-				yield(nil, walkError(pl.redact, err))
-				return
-			}
+			p, err := w.page(ctx, reqCtx, pl, guard, u, n, &hints)
 			if err != nil {
-				w.stopAt(u)
-				if ctx.Err() != nil {
-					err = ctx.Err()
-				} else {
-					err = walkError(pl.redact, err)
-				}
 				yield(nil, err)
 				return
 			}
@@ -173,31 +153,8 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 				linkErr = walkError(pl.redact, linkErr)
 			}
 			p.Next = next
-			stop, trimmed := false, 0
-			if w.opt.MaxRows > 0 {
-				left := w.opt.MaxRows - w.sum.Items
-				if len(p.Items) >= left {
-					trimmed = len(p.Items) - left
-					p.Items = p.Items[:left:left]
-					stop = true
-				}
-			}
-			if w.opt.MaxPages > 0 && n >= w.opt.MaxPages {
-				stop = true
-			}
-			w.mu.Lock()
-			if n == 1 {
-				w.sum.Total = announcedTotal(p, pl.total)
-			}
-			w.sum.Pages++
-			w.sum.Items += len(p.Items)
-			w.sum.Bytes += int64(len(p.Body))
-			w.sum.Trimmed = trimmed
-			w.sum.Complete = next == nil && linkErr == nil && trimmed == 0
-			w.sum.Next = next
-			w.sum.Detected = pl.detected
-			w.lastHeader = p.Header
-			w.mu.Unlock()
+			stop, trimmed := w.trim(p, n)
+			w.record(pl, p, n, trimmed, linkErr == nil)
 			w.report(ctx, pl, p)
 
 			if !yield(p, nil) || stop {
@@ -213,6 +170,68 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 			u = next
 		}
 	}
+}
+
+// page fetches page n from u. A failure comes back as the error the walk
+// yields: ctx's own when it ended, the redacted walk error otherwise, with
+// the summary's resume point set.
+func (w *Walk) page(ctx, reqCtx context.Context, pl *plan, guard *loopGuard, u *url.URL, n int, h *hints) (*Page, error) {
+	if err := ctx.Err(); err != nil {
+		w.stopAt(u)
+		return nil, err
+	}
+	p, err := w.fetch(reqCtx, pl, u, n, h)
+	if err == nil && guard.landed(u, p.URL) {
+		// The link redirected to a page already received: the page is not
+		// delivered again.
+		err = &Error{Err: ErrLoop, Page: n, URL: pl.redact.URL(u), Link: pl.redact.URL(p.URL),
+			Detail: "the link redirected to a page already received"}
+		w.stopAt(nil)
+		return nil, walkError(pl.redact, err)
+	}
+	if err != nil {
+		w.stopAt(u)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, walkError(pl.redact, err)
+	}
+	return p, nil
+}
+
+// trim applies MaxRows and MaxPages to page n: it cuts the items past the
+// row cap and reports whether the walk stops after this page.
+func (w *Walk) trim(p *Page, n int) (stop bool, trimmed int) {
+	if w.opt.MaxRows > 0 {
+		left := w.opt.MaxRows - w.sum.Items
+		if len(p.Items) >= left {
+			trimmed = len(p.Items) - left
+			p.Items = p.Items[:left:left]
+			stop = true
+		}
+	}
+	if w.opt.MaxPages > 0 && n >= w.opt.MaxPages {
+		stop = true
+	}
+	return stop, trimmed
+}
+
+// record adds page n to the summary. linkOK is false when the page's next
+// link was refused, which leaves the walk incomplete.
+func (w *Walk) record(pl *plan, p *Page, n, trimmed int, linkOK bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n == 1 {
+		w.sum.Total = announcedTotal(p, pl.total)
+	}
+	w.sum.Pages++
+	w.sum.Items += len(p.Items)
+	w.sum.Bytes += int64(len(p.Body))
+	w.sum.Trimmed = trimmed
+	w.sum.Complete = p.Next == nil && linkOK && trimmed == 0
+	w.sum.Next = p.Next
+	w.sum.Detected = pl.detected
+	w.lastHeader = p.Header
 }
 
 func (w *Walk) stopAt(u *url.URL) {

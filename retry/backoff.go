@@ -2,54 +2,10 @@ package retry
 
 import "time"
 
-// Jitter chooses how a backoff is spread. Full jitter, the default, is the
-// one to use; the others exist so that their cost can be measured (see the
-// simulator of the command line) and for services that document one.
-type Jitter uint8
-
-const (
-	// JitterFull waits U(0, ceiling]: the fewest calls and the earliest
-	// completion under contention.
-	JitterFull Jitter = iota
-	// JitterEqual waits ceiling/2 + U(0, ceiling/2].
-	JitterEqual
-	// JitterNone waits the ceiling itself: plain exponential backoff, whose
-	// synchronized re-sends collide again.
-	JitterNone
-	// JitterDecorrelated waits U(initial, 3·previous], capped, growing from
-	// the previous wait rather than from the attempt number.
-	JitterDecorrelated
-)
-
-// Delay returns the wait before re-send n (1-based) under p, where prev is
-// the previous wait (used by [JitterDecorrelated]) and r is in [0,1). It is
-// the pure function the transport itself uses.
-func (p Policy) Delay(n int, prev time.Duration, r float64) time.Duration {
-	q := p.withDefaults()
-	return q.delay(n, prev, r)
-}
-
-func (p *Policy) delay(n int, prev time.Duration, r float64) time.Duration {
-	switch p.Jitter {
-	case JitterEqual:
-		c := backoffCeiling(n, p.InitialBackoff, p.MaxBackoff)
-		return c - c/2 + jitter(r, c/2)
-	case JitterNone:
-		return backoffCeiling(n, p.InitialBackoff, p.MaxBackoff)
-	case JitterDecorrelated:
-		lo := min(p.InitialBackoff, p.MaxBackoff)
-		if prev <= 0 {
-			prev = lo // the first wait grows from the initial backoff
-		}
-		hi := p.MaxBackoff
-		if prev <= p.MaxBackoff/3 {
-			hi = 3 * prev
-		}
-		if hi <= lo {
-			return lo
-		}
-		return lo + jitter(r, hi-lo)
-	}
+// delay returns the wait before re-send n (1-based) under p, with r in
+// [0,1): full jitter (see backoff). The previous wait is not used; it stays
+// in the signature for the loop's callers.
+func (p *Policy) delay(n int, _ time.Duration, r float64) time.Duration {
 	return backoff(n, r, p.InitialBackoff, p.MaxBackoff)
 }
 
@@ -88,13 +44,6 @@ func jitter(r float64, ceiling time.Duration) time.Duration {
 	return max(time.Duration(f), 1)
 }
 
-// ServerWait returns the wait the transport takes for a server hint under p,
-// with r in [0,1): the pure function the transport itself uses.
-func (p Policy) ServerWait(hint time.Duration, r float64) time.Duration {
-	q := p.withDefaults()
-	return serverWait(hint, r, q.MaxBackoff, q.MaxRetryAfter)
-}
-
 // serverWait returns the wait for a server hint: the hint plus a jitter,
 // capped at maxRetryAfter, so callers handed the same hint do not wake
 // together and a hint of 0 is never an immediate re-send. The jitter is
@@ -114,13 +63,6 @@ func serverJitter(hint, maxBackoff time.Duration) time.Duration {
 }
 
 const minServerJitter = 50 * time.Millisecond
-
-// HoldWait returns the wait the transport takes for a pacer's hold h under
-// p, with r in [0,1): the pure function the transport itself uses.
-func (p Policy) HoldWait(h PaceHold, r float64) time.Duration {
-	q := p.withDefaults()
-	return holdWait(h, r, q.MaxBackoff, q.MaxRetryAfter)
-}
 
 // holdWait is a pacing hold plus its jitter (sized by the pacer, capped at
 // maxBackoff), never past limit.

@@ -30,6 +30,7 @@ func TestBackoff(t *testing.T) {
 		{"attempt 1000 does not overflow", 1000, 0.25, 500 * ms, 30 * time.Second, 22500 * ms},
 		{"huge cap does not overflow", 200, 0, time.Second, time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)},
 		{"never zero", 1, 0.9999999999, 500 * ms, 30 * time.Second, 1},
+		{"full jitter, r=0.5, third retry", 3, 0.5, 100 * ms, 10 * time.Second, 200 * ms},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,37 +66,6 @@ func TestServerWait(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if got := retry.ServerWait(c.hint, c.r, c.maxBackoff, c.maxRetryWait); got != c.want {
 				t.Errorf("ServerWait(%v, %v) = %v, want %v", c.hint, c.r, got, c.want)
-			}
-		})
-	}
-}
-
-func TestDelayJitterModes(t *testing.T) {
-	t.Parallel()
-	base := retry.Policy{InitialBackoff: 100 * time.Millisecond, MaxBackoff: 10 * time.Second}
-	with := func(j retry.Jitter) retry.Policy { p := base; p.Jitter = j; return p }
-	cases := []struct {
-		name string
-		p    retry.Policy
-		n    int
-		prev time.Duration
-		r    float64
-		want time.Duration
-	}{
-		{"full, r=0.5, third retry", with(retry.JitterFull), 3, 0, 0.5, 200 * time.Millisecond},
-		{"equal, r=0 is the top", with(retry.JitterEqual), 3, 0, 0, 400 * time.Millisecond},
-		{"equal, r near 1 is half", with(retry.JitterEqual), 3, 0, 0.9999999999, 200*time.Millisecond + 1},
-		{"none is the ceiling", with(retry.JitterNone), 3, 0, 0.7, 400 * time.Millisecond},
-		{"none capped", with(retry.JitterNone), 30, 0, 0.7, 10 * time.Second},
-		{"decorrelated first", with(retry.JitterDecorrelated), 1, 0, 0, 300 * time.Millisecond},
-		{"decorrelated grows from prev", with(retry.JitterDecorrelated), 2, time.Second, 0, 3 * time.Second},
-		{"decorrelated low end", with(retry.JitterDecorrelated), 2, time.Second, 0.9999999999, 100*time.Millisecond + 1},
-		{"decorrelated capped", with(retry.JitterDecorrelated), 9, 8 * time.Second, 0, 10 * time.Second},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if got := c.p.Delay(c.n, c.prev, c.r); got != c.want {
-				t.Errorf("Delay(%d, %v, %v) = %v, want %v", c.n, c.prev, c.r, got, c.want)
 			}
 		})
 	}

@@ -29,6 +29,44 @@ const (
 	classWithheld    = "key withheld"
 )
 
+// laterReasons are the stop reasons a later try could get past: the
+// attempts, the patience or the quota ran out, not the request's right to
+// succeed.
+var laterReasons = [...]error{ErrExhausted, ErrStalled, ErrRetryAfter, ErrBudget, ErrRateLimited}
+
+// Transient reports whether the same request, tried again later, might get
+// further. It is the one rule that fan-outs, the facade and the command use
+// to decide whether work stopped by err can resume. It holds when err
+// matches (errors.Is) one of [ErrExhausted], [ErrStalled], [ErrRetryAfter],
+// [ErrBudget] or [ErrRateLimited], or when an error in its chain has a
+// Retryable() bool method that returns true (a status error judged by
+// [TransientStatus], a nested fan-out's interruption). Everything else is
+// permanent: [ErrNotRetryable], a cancelled or expired context, any error of
+// unknown type. It never reads message text.
+func Transient(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, reason := range laterReasons {
+		if errors.Is(err, reason) {
+			return true
+		}
+	}
+	var r interface{ Retryable() bool }
+	return errors.As(err, &r) && r.Retryable()
+}
+
+// TransientStatus reports whether a final status may pass when the request
+// is tried again later: 408, 425, 429 and every 5xx. It is broader than what
+// a transport re-sends at once under [GatewayStatus].
+func TransientStatus(code int) bool {
+	switch code {
+	case http.StatusRequestTimeout, http.StatusTooEarly:
+		return true
+	}
+	return AnyServerError(code)
+}
+
 // classify names a failure without a response and reports whether a later
 // attempt could survive it. It decides by the types along the error chain and
 // by the request itself, never by message text. A failure is re-sent unless

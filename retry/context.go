@@ -2,7 +2,6 @@ package retry
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -75,25 +74,9 @@ type Outcome struct {
 // WithOutcome returns a context that records the outcome of the call made
 // with it. Use a fresh one per call.
 func WithOutcome(ctx context.Context) (context.Context, *Outcome) {
-	c := &outcomeCtx{Context: ctx}
-	return c, &c.o
+	o := new(Outcome)
+	return context.WithValue(ctx, outcomeKey{}, o), o
 }
-
-// outcomeCtx is context.WithValue(ctx, outcomeKey{}, &o) and o in one
-// allocation instead of two; the facade makes one for every call.
-type outcomeCtx struct {
-	context.Context
-	o Outcome
-}
-
-func (c *outcomeCtx) Value(key any) any {
-	if _, ok := key.(outcomeKey); ok {
-		return &c.o
-	}
-	return c.Context.Value(key)
-}
-
-func (c *outcomeCtx) String() string { return fmt.Sprintf("%v.WithOutcome", c.Context) }
 
 // OutcomeFrom returns the Outcome ctx records into, or nil; a layer above
 // the transport uses it to share the caller's record instead of hiding it.

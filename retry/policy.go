@@ -9,24 +9,27 @@ import (
 	"strings"
 	"time"
 
+	"github.com/steadyhttp/steady/config"
 	"github.com/steadyhttp/steady/event"
 )
 
-// Defaults for the zero fields of a [Policy].
+// Defaults of a [Policy] that other packages name; every default comes
+// from the one table in package config.
 const (
-	DefaultMaxAttempts    = 5
-	DefaultInitialBackoff = 500 * time.Millisecond
-	DefaultMaxBackoff     = 30 * time.Second
-	DefaultMaxRetryAfter  = 60 * time.Second
-	DefaultStallTimeout   = 60 * time.Second
-	DefaultReadTimeout    = 60 * time.Second
+	DefaultMaxAttempts   = config.DefaultRetries + 1
+	DefaultMaxRetryAfter = config.DefaultMaxRetryAfter
 )
 
-// DefaultMethods are re-sent without further proof of idempotency.
-var DefaultMethods = []string{
+// idempotentMethods are re-sent without further proof of idempotency.
+var idempotentMethods = []string{
 	http.MethodGet, http.MethodHead, http.MethodPut,
 	http.MethodDelete, http.MethodOptions, http.MethodTrace,
 }
+
+// DefaultMethods returns the methods re-sent without further proof of
+// idempotency: GET, HEAD, PUT, DELETE, OPTIONS and TRACE. The slice is a
+// fresh copy.
+func DefaultMethods() []string { return slices.Clone(idempotentMethods) }
 
 // A Policy says what is re-sent and how long to wait. The zero value is the
 // default policy; each zero field means the default in its comment.
@@ -37,8 +40,6 @@ type Policy struct {
 	// InitialBackoff is the ceiling of the first backoff (0: 500ms). Re-send
 	// n waits U(0, min(MaxBackoff, InitialBackoff·2^(n-1))].
 	InitialBackoff time.Duration
-	// Jitter spreads the backoff (zero: [JitterFull], the one to use).
-	Jitter Jitter
 	// MaxBackoff caps every backoff (0: 30s).
 	MaxBackoff time.Duration
 	// MaxRetryAfter is the longest server-named wait the transport sleeps
@@ -61,7 +62,7 @@ type Policy struct {
 	// RetryStatus reports whether a status is re-sent (nil: [GatewayStatus]).
 	RetryStatus func(code int) bool
 	// Methods lists the methods re-sent without an Idempotency-Key, matched
-	// case-insensitively (nil: [DefaultMethods]). Listing POST or PATCH opts
+	// case-insensitively (nil: [DefaultMethods], the idempotent ones). Listing POST or PATCH opts
 	// them in: such a request without an Idempotency-Key gets one generated
 	// once and sent unchanged on every attempt.
 	Methods []string
@@ -95,7 +96,6 @@ func (p Policy) Validate() error {
 	check(p.MaxAttempts < 0, "MaxAttempts", "is %d; want 0 (default) or more", p.MaxAttempts)
 	check(p.InitialBackoff < 0, "InitialBackoff", "is negative (%v)", p.InitialBackoff)
 	check(p.MaxBackoff < 0, "MaxBackoff", "is negative (%v)", p.MaxBackoff)
-	check(p.Jitter > JitterDecorrelated, "Jitter", "is %d, not a known jitter", p.Jitter)
 	check(p.MaxRetryAfter < 0, "MaxRetryAfter", "is negative (%v)", p.MaxRetryAfter)
 	if p.InitialBackoff >= 0 && p.MaxBackoff >= 0 {
 		eff := p.withDefaults()
@@ -122,25 +122,25 @@ func (p Policy) withDefaults() Policy {
 		p.MaxAttempts = DefaultMaxAttempts
 	}
 	if p.InitialBackoff == 0 {
-		p.InitialBackoff = DefaultInitialBackoff
+		p.InitialBackoff = config.DefaultInitialBackoff
 	}
 	if p.MaxBackoff == 0 {
-		p.MaxBackoff = max(DefaultMaxBackoff, p.InitialBackoff)
+		p.MaxBackoff = max(config.DefaultMaxBackoff, p.InitialBackoff)
 	}
 	if p.MaxRetryAfter == 0 {
 		p.MaxRetryAfter = DefaultMaxRetryAfter
 	}
 	if p.StallTimeout == 0 {
-		p.StallTimeout = DefaultStallTimeout
+		p.StallTimeout = config.DefaultStallTimeout
 	}
 	if p.ReadTimeout == 0 {
-		p.ReadTimeout = DefaultReadTimeout
+		p.ReadTimeout = config.DefaultReadTimeout
 	}
 	if p.RetryStatus == nil {
 		p.RetryStatus = GatewayStatus
 	}
 	if p.Methods == nil {
-		p.Methods, p.defaultMethods = DefaultMethods, true
+		p.Methods, p.defaultMethods = idempotentMethods, true
 	}
 	if p.Rand == nil {
 		p.Rand = rand.Float64

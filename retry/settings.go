@@ -14,7 +14,7 @@ func FromSettings(p Policy, s config.Settings) Policy {
 	if s.StallTimeout == 0 {
 		p.StallTimeout = -1
 	}
-	if p.ReadTimeout == 0 && s.StallTimeout > 0 && s.StallTimeout < DefaultReadTimeout {
+	if p.ReadTimeout == 0 && s.StallTimeout > 0 && s.StallTimeout < config.DefaultReadTimeout {
 		p.ReadTimeout = s.StallTimeout
 	}
 	return p

@@ -194,22 +194,8 @@ func (x *exchange) admit(call Call, page uint64) (ok bool) {
 // items serves one page of the collection.
 func (x *exchange) items() {
 	h, r := x.h, x.r
-	q := r.URL.Query()
-	limit, err := parseLimit(q.Get("limit"), q.Has("limit"), h.opt.DefaultLimit, h.opt.MaxLimit)
-	if err != nil {
-		x.badParam(err)
-		return
-	}
-	var offset int
-	if h.opt.Style == Cursor {
-		if c := q.Get(h.opt.CursorParam); q.Has(h.opt.CursorParam) {
-			offset, err = decodeCursor(c)
-		}
-	} else {
-		offset, err = parseOffset(q.Get("offset"), q.Has("offset"))
-	}
-	if err != nil {
-		x.badParam(err)
+	offset, limit, ok := x.pageParams()
+	if !ok {
 		return
 	}
 	page := pageKey("items", strconv.Itoa(offset), strconv.Itoa(limit))
@@ -225,9 +211,50 @@ func (x *exchange) items() {
 	end := min(offset+limit, rows)
 	scheme, host := origin(r)
 	links := h.newPageLinks(r, scheme, host, limit)
+	next := x.nextOf(links, scheme, host, offset, end)
 
-	var next string // the next link, or for Cursor style the next cursor
-	if end < rows {
+	buf := getBuf()
+	defer putBuf(buf)
+	hdr := x.w.Header()
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("X-Total-Count", strconv.Itoa(rows))
+	if h.opt.Style == LinkHeader {
+		hdr.Set("Link", linkHeader(links, next, offset, limit, rows))
+	}
+	b := x.pageBody((*buf)[:0], scheme, host, next, start, end)
+	*buf = b
+	x.deliver(b)
+}
+
+// pageParams reads the page's offset (or cursor) and limit, answering 400
+// and reporting false when one is bad.
+func (x *exchange) pageParams() (offset, limit int, ok bool) {
+	h, q := x.h, x.r.URL.Query()
+	limit, err := parseLimit(q.Get("limit"), q.Has("limit"), h.opt.DefaultLimit, h.opt.MaxLimit)
+	if err != nil {
+		x.badParam(err)
+		return 0, 0, false
+	}
+	if h.opt.Style == Cursor {
+		if c := q.Get(h.opt.CursorParam); q.Has(h.opt.CursorParam) {
+			offset, err = decodeCursor(c)
+		}
+	} else {
+		offset, err = parseOffset(q.Get("offset"), q.Has("offset"))
+	}
+	if err != nil {
+		x.badParam(err)
+		return 0, 0, false
+	}
+	return offset, limit, true
+}
+
+// nextOf returns the page's next link, or for Cursor style its next cursor,
+// corrupted as the page's fault asks ("" on the last page).
+func (x *exchange) nextOf(links pageLinks, scheme, host string, offset, end int) string {
+	h := x.h
+	var next string
+	if end < h.opt.Rows {
 		if h.opt.Style == Cursor {
 			next = encodeCursor(end)
 		} else {
@@ -247,33 +274,31 @@ func (x *exchange) items() {
 		if h.opt.Style == Cursor {
 			next = encodeCursor(offset)
 		} else {
-			next = h.self(r, scheme, host)
+			next = h.self(x.r, scheme, host)
 		}
 	}
+	return next
+}
 
-	buf := getBuf()
-	defer putBuf(buf)
-	b := (*buf)[:0]
-	hdr := x.w.Header()
-	hdr.Set("Content-Type", "application/json")
-	hdr.Set("X-Total-Count", strconv.Itoa(rows))
+// pageBody appends to b the JSON of the page holding rows start..end-1 in
+// the server's style, with next as its link or cursor.
+func (x *exchange) pageBody(b []byte, scheme, host, next string, start, end int) []byte {
+	h := x.h
 	switch h.opt.Style {
 	case LinkHeader:
-		hdr.Set("Link", linkHeader(links, next, offset, limit, rows))
-		if h.opt.ItemsKey != "" {
-			b = append(b, '{')
-			b = append(b, x.h.itemsKeyJSON...)
-			b = append(b, ':')
+		if h.opt.ItemsKey == "" {
+			return appendRows(b, start, end)
 		}
+		b = append(b, '{')
+		b = append(b, h.itemsKeyJSON...)
+		b = append(b, ':')
 		b = appendRows(b, start, end)
-		if h.opt.ItemsKey != "" {
-			b = append(b, '}')
-		}
+		return append(b, '}')
 	case JSONLinks:
 		// numberMatched and numberReturned, as OGC API Features pages
 		// announce the collection's size and the page's.
 		b = append(b, `{"numberMatched":`...)
-		b = strconv.AppendInt(b, int64(rows), 10)
+		b = strconv.AppendInt(b, int64(h.opt.Rows), 10)
 		b = append(b, `,"numberReturned":`...)
 		b = strconv.AppendInt(b, int64(end-start), 10)
 		b = append(b, ',')
@@ -281,14 +306,14 @@ func (x *exchange) items() {
 		b = append(b, ':')
 		b = appendRows(b, start, end)
 		b = append(b, `,"links":[{"rel":"self","href":`...)
-		b = appendJSONString(b, h.self(r, scheme, host))
+		b = appendJSONString(b, h.self(x.r, scheme, host))
 		b = append(b, '}')
 		if next != "" {
 			b = append(b, `,{"rel":"next","href":`...)
 			b = appendJSONString(b, next)
 			b = append(b, '}')
 		}
-		b = append(b, "]}"...)
+		return append(b, "]}"...)
 	case Cursor:
 		b = append(b, '{')
 		b = append(b, h.itemsKeyJSON...)
@@ -302,10 +327,9 @@ func (x *exchange) items() {
 		} else {
 			b = appendJSONString(b, next)
 		}
-		b = append(b, '}')
+		return append(b, '}')
 	}
-	*buf = b
-	x.deliver(b)
+	return b
 }
 
 // linkHeader returns the Link field of a page: next and last while there are

@@ -450,28 +450,22 @@ func rateLimited(err error, out *retry.Outcome) error {
 	return err
 }
 
-// transient reports whether trying later might get further: retrying ran
-// out (attempts, stall budget, rate limit, budget), a retryable status, or
-// the user stopped the run.
+// transient reports whether trying later might get further: the user
+// stopped the run, a rate limit steady would not wait out, or what
+// [retry.Transient] calls transient (retrying ran out, a retryable status).
 func transient(err error) bool {
-	var r interface{ Retryable() bool }
 	var pe *paginate.Error
 	switch {
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
-		errors.Is(err, retry.ErrExhausted), errors.Is(err, retry.ErrStalled),
-		errors.Is(err, retry.ErrRetryAfter), errors.Is(err, retry.ErrBudget),
-		errors.Is(err, retry.ErrRateLimited):
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return true
 	case errors.As(err, new(*rateLimitedError)):
 		return true
-	case errors.As(err, &r):
-		return r.Retryable()
 	case errors.As(err, &pe) && errors.Is(pe, paginate.ErrStatus):
 		// The retry layer below already gave up on this status; a later
 		// run may fare better if it is one that passes with time.
-		return pe.Status == 408 || pe.Status == 425 || pe.Status == 429 || pe.Status >= 500
+		return retry.TransientStatus(pe.Status) || retry.Transient(err)
 	}
-	return false
+	return retry.Transient(err)
 }
 
 func (j *job) name() string {

@@ -29,9 +29,10 @@ type ContentionPolicy struct {
 	// Immediate re-tries at once after a failure, without consulting Policy:
 	// the "no backoff" line.
 	Immediate bool
-	// Policy supplies every wait through [retry.Policy.Delay]: its
-	// InitialBackoff, MaxBackoff and Jitter count. MaxAttempts does not: a
-	// client writes until it succeeds.
+	// Jitter spreads each backoff.
+	Jitter Jitter
+	// Policy bounds every wait: its InitialBackoff and MaxBackoff count.
+	// MaxAttempts does not: a client writes until it succeeds.
 	Policy retry.Policy
 }
 
@@ -39,15 +40,13 @@ type ContentionPolicy struct {
 // exponential backoff from 5 ms capped at 2 s without jitter, with full,
 // equal and decorrelated jitter.
 func ContentionPolicies() []ContentionPolicy {
-	p := func(j retry.Jitter) retry.Policy {
-		return retry.Policy{InitialBackoff: ContentionBaseBackoff, MaxBackoff: ContentionMaxBackoff, Jitter: j}
-	}
+	p := retry.Policy{InitialBackoff: ContentionBaseBackoff, MaxBackoff: ContentionMaxBackoff}
 	return []ContentionPolicy{
 		{Name: "no backoff", Immediate: true},
-		{Name: "exponential", Policy: p(retry.JitterNone)},
-		{Name: "full jitter", Policy: p(retry.JitterFull)},
-		{Name: "equal jitter", Policy: p(retry.JitterEqual)},
-		{Name: "decorrelated", Policy: p(retry.JitterDecorrelated)},
+		{Name: "exponential", Jitter: JitterNone, Policy: p},
+		{Name: "full jitter", Jitter: JitterFull, Policy: p},
+		{Name: "equal jitter", Jitter: JitterEqual, Policy: p},
+		{Name: "decorrelated", Jitter: JitterDecorrelated, Policy: p},
 	}
 }
 
@@ -263,7 +262,7 @@ func contentionTrial(q *queue, p ContentionPolicy, n int, net network, r *rand.R
 		var wait time.Duration
 		if !p.Immediate {
 			u := r.Float64()
-			wait = p.Policy.Delay(c.failures, c.prevWait, u)
+			wait = delay(p.Policy, p.Jitter, c.failures, c.prevWait, u)
 			if trace != nil {
 				trace(waitTrace{client: int(e.client), retry: c.failures, prev: c.prevWait, wait: wait, r: u})
 			}

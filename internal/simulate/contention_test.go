@@ -75,8 +75,8 @@ func TestContentionPolicyOrderDoesNotMatter(t *testing.T) {
 	}
 }
 
-// Every wait a contending client takes is the retry package's own
-// Policy.Delay of the retry number, the previous wait and the random number
+// Every wait a contending client takes is the modelled delay of the retry
+// number, the previous wait and the random number
 // drawn; without jitter the first waits are the documented 5, 10 and 20 ms.
 func TestContentionWaitsComeFromPolicyDelay(t *testing.T) {
 	t.Parallel()
@@ -94,8 +94,8 @@ func TestContentionWaitsComeFromPolicyDelay(t *testing.T) {
 			}
 			last := map[int]waitTrace{}
 			for _, w := range waits {
-				if got, want := w.wait, p.Policy.Delay(w.retry, w.prev, w.r); got != want {
-					t.Fatalf("client %d retry %d: waited %v, Policy.Delay gives %v", w.client, w.retry, got, want)
+				if got, want := w.wait, delay(p.Policy, p.Jitter, w.retry, w.prev, w.r); got != want {
+					t.Fatalf("client %d retry %d: waited %v, delay gives %v", w.client, w.retry, got, want)
 				}
 				prev, seen := last[w.client]
 				if seen && (w.retry != prev.retry+1 || w.prev != prev.wait) {
@@ -107,7 +107,7 @@ func TestContentionWaitsComeFromPolicyDelay(t *testing.T) {
 				}
 				last[w.client] = w
 			}
-			if p.Policy.Jitter == retry.JitterNone {
+			if p.Jitter == JitterNone {
 				want := map[int]time.Duration{1: 5 * time.Millisecond, 2: 10 * time.Millisecond, 3: 20 * time.Millisecond}
 				for _, w := range waits {
 					if d, ok := want[w.retry]; ok && w.wait != d {
@@ -124,9 +124,9 @@ func TestContentionWaitsComeFromPolicyDelay(t *testing.T) {
 // policy the retry package is given.
 func TestContentionFollowsThePolicy(t *testing.T) {
 	t.Parallel()
-	run := func(p retry.Policy) ContentionRow {
+	run := func(p retry.Policy, j Jitter) ContentionRow {
 		rows, err := Contention(ContentionConfig{Clients: []int{20}, Trials: 10,
-			Policies: []ContentionPolicy{{Name: "p", Policy: p}}})
+			Policies: []ContentionPolicy{{Name: "p", Jitter: j, Policy: p}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,9 +135,7 @@ func TestContentionFollowsThePolicy(t *testing.T) {
 	base := retry.Policy{InitialBackoff: 5 * time.Millisecond, MaxBackoff: 2 * time.Second}
 	slow := base
 	slow.InitialBackoff = 50 * time.Millisecond
-	none := base
-	none.Jitter = retry.JitterNone
-	a, b, c := run(base), run(slow), run(none)
+	a, b, c := run(base, JitterFull), run(slow, JitterFull), run(base, JitterNone)
 	if a.Completion >= b.Completion {
 		t.Errorf("10x the initial backoff finished no later: %v vs %v", b.Completion, a.Completion)
 	}

@@ -18,19 +18,19 @@
 // another committed since the read, and the writer backs off and tries
 // again until it succeeds. [ContentionPolicies] are the study's five: no
 // backoff, exponential backoff without jitter, and full, equal and
-// decorrelated jitter, all but the first through [retry.Policy.Delay].
+// decorrelated jitter ([Jitter]).
 // Each [ContentionRow] is the mean of many trials: the writes sent and the
 // time until the last one committed.
 //
 // [Outage] is scenario 2: a thousand clients each sending a steady stream
 // of requests to a service that is down for a minute and then returns with
 // finite capacity. Each request runs the retrying transport's attempt loop
-// under an [OutagePolicy]: waits from [retry.Policy.Delay] or, for a hint,
-// [retry.Policy.ServerWait]; hints read with [retry.ParseRetryAfter] and
+// under an [OutagePolicy]: the transport's full-jitter backoff or, for a
+// hint, its server-hint wait; hints read with [retry.ParseRetryAfter] and
 // [retry.ParseQuota] from the service's response fields; re-sends asked of a
 // [retry.Budget] per client; and, with pacing, a [retry.Pacer] per client
 // that holds requests until a spent quota resets and then releases them at
-// the quota the service announced ([retry.Policy.HoldWait]). [OutagePolicies] are no retry, retry,
+// the quota the service announced, plus the jitter the pacer sized. [OutagePolicies] are no retry, retry,
 // retry with a budget, and the budget with pacing. Each [OutageRun] reports
 // the load amplification while the service was down, the time it took to
 // recover, the share of requests that succeeded, and the load per second.

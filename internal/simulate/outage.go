@@ -32,8 +32,8 @@ const (
 type OutagePolicy struct {
 	Name string
 	// Policy drives each request's attempts as the retrying transport
-	// would: MaxAttempts (1: no retry), the backoff of [retry.Policy.Delay]
-	// and the server-hint wait of [retry.Policy.ServerWait], MaxRetryAfter.
+	// would: MaxAttempts (1: no retry), its full-jitter backoff and
+	// server-hint wait, MaxRetryAfter.
 	//
 	// Policy.Budget, when set, is a template: each client gets its own
 	// [retry.Budget] with the template's Ratio, MinPerSecond and MaxTokens,
@@ -44,7 +44,7 @@ type OutagePolicy struct {
 	// wait is decided, for the instant it would be sent): requests wait for
 	// a spent quota's reset and are then released one every Window/Limit
 	// of the announced quota, or, when none was announced, together plus
-	// the jitter the pacer sized for them ([retry.Policy.HoldWait]). The
+	// the jitter the pacer sized for them. The
 	// stall budget is
 	// not modelled: no wait here comes near the default 60 s of silence.
 	// Rand and Reporter are not used: the simulator draws its own numbers

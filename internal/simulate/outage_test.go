@@ -202,7 +202,7 @@ func TestOutagePacingReadsRateLimit(t *testing.T) {
 // release, taken as it is: a client's held requests are sent one every
 // Window/Limit, never closer, starting at the reset. When they do not, the
 // held requests share the reset and each is jittered by
-// retry.Policy.HoldWait of the pacer's answer, sized to the requests held
+// holdWait of the pacer's answer, sized to the requests held
 // before it, so they wake spread over up to a tenth of the hold after it,
 // not at its instant.
 func TestOutagePacingHoldIsThePacers(t *testing.T) {
@@ -240,7 +240,7 @@ func TestOutagePacingHoldIsThePacers(t *testing.T) {
 			}
 			want := h.hold // a slot of a spaced release is not jittered
 			if !spaced {
-				want = policy.HoldWait(retry.PaceHold{Wait: h.hold, Jitter: h.jitter}, h.r)
+				want = holdWait(policy, retry.PaceHold{Wait: h.hold, Jitter: h.jitter}, h.r)
 			}
 			if h.wait != want {
 				t.Fatalf("%s: a hold of %v (spaced %v, r %v) waited %v; want %v", name, h.hold, h.spaced, h.r, h.wait, want)

@@ -186,7 +186,7 @@ func (s *outageSim) begin(now time.Duration, r job) {
 // hold asks the client's pacer for the slot of an attempt to be sent at
 // instant at, and schedules the attempt after the hold. A
 // wait over MaxRetryAfter stops the request, reserving nothing, as
-// [retry.ErrRateLimited] does; otherwise the wait is [retry.Policy.HoldWait]
+// [retry.ErrRateLimited] does; otherwise the wait is holdWait
 // of the pacer's answer: a slot of a spaced release is kept as it is, and a
 // hold shared with other held requests is jittered by as much as the pacer
 // sized for it. It reports whether the attempt was held or stopped.
@@ -203,7 +203,7 @@ func (s *outageSim) hold(at time.Duration, r job) bool {
 	if h.Jitter > 0 {
 		u = s.rng.Float64()
 	}
-	wait := s.policy.HoldWait(h, u)
+	wait := holdWait(s.policy, h, u)
 	if s.cfg.trace != nil {
 		s.cfg.trace(holdTrace{client: r.client, at: at, hold: h.Wait, jitter: h.Jitter, wait: wait, r: u, spaced: h.Spaced})
 	}
@@ -269,9 +269,9 @@ func (s *outageSim) refused(at time.Duration, r job) {
 	}
 	var wait time.Duration
 	if hasHint {
-		wait = p.ServerWait(hint, s.rng.Float64())
+		wait = serverWait(*p, hint, s.rng.Float64())
 	} else {
-		wait = p.Delay(int(r.attempt), r.prevWait, s.rng.Float64())
+		wait = delay(*p, JitterFull, int(r.attempt), r.prevWait, s.rng.Float64())
 	}
 	if s.budgets != nil && !s.budgets[r.client].Withdraw(now) {
 		s.finish(r, false, &s.out.Stops.Budget)

@@ -59,26 +59,7 @@ func WriteOutageSVG(w io.Writer, res OutageResult) error {
 	ew.printf(`<text x="%s" y="%d" text-anchor="middle" fill="#666666">service down</text>`+"\n",
 		coord((down0+down1)/2), plotTop+16)
 
-	// Axes, ticks and grid.
-	ew.printf(`<g stroke="#000000" stroke-width="1">` + "\n")
-	ew.printf(`<line x1="%d" y1="%d" x2="%d" y2="%d"/>`+"\n", plotLeft, plotBottom, plotRight, plotBottom)
-	ew.printf(`<line x1="%d" y1="%d" x2="%d" y2="%d"/>`+"\n", plotLeft, plotTop, plotLeft, plotBottom)
-	ew.printf("</g>\n")
-	for i := 0; float64(i)*xStep <= xMax*(1+1e-9); i++ {
-		t := float64(i) * xStep
-		px := coord(x(t))
-		ew.printf(`<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#000000"/>`+"\n", px, plotBottom, px, plotBottom+5)
-		ew.printf(`<text x="%s" y="%d" text-anchor="middle">%s</text>`+"\n", px, plotBottom+19, tickLabel(t))
-	}
-	for i := 0; float64(i)*yStep <= yMax*(1+1e-9); i++ {
-		v := float64(i) * yStep
-		py := coord(y(v))
-		ew.printf(`<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#dddddd"/>`+"\n", plotLeft, py, plotRight, py)
-		ew.printf(`<text x="%d" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", plotLeft-8, py, siFormat(v))
-	}
-	ew.printf(`<text x="%d" y="%d" text-anchor="middle">time (s)</text>`+"\n", (plotLeft+plotRight)/2, plotBottom+42)
-	ew.printf(`<text x="18" y="%d" text-anchor="middle" transform="rotate(-90 18 %d)">attempts reaching the service per second</text>`+"\n",
-		(plotTop+plotBottom)/2, (plotTop+plotBottom)/2)
+	writeAxes(ew, x, y, xMax, xStep, yMax, yStep)
 
 	// Capacity.
 	cy := coord(y(cfg.Capacity * Bin.Seconds()))
@@ -112,6 +93,30 @@ func WriteOutageSVG(w io.Writer, res OutageResult) error {
 	}
 	ew.printf("</svg>\n")
 	return ew.err
+}
+
+// writeAxes draws the axes with their ticks, labels and grid; x and y map
+// seconds and load to the picture's coordinates.
+func writeAxes(ew *errWriter, x, y func(float64) float64, xMax, xStep, yMax, yStep float64) {
+	ew.printf(`<g stroke="#000000" stroke-width="1">` + "\n")
+	ew.printf(`<line x1="%d" y1="%d" x2="%d" y2="%d"/>`+"\n", plotLeft, plotBottom, plotRight, plotBottom)
+	ew.printf(`<line x1="%d" y1="%d" x2="%d" y2="%d"/>`+"\n", plotLeft, plotTop, plotLeft, plotBottom)
+	ew.printf("</g>\n")
+	for i := 0; float64(i)*xStep <= xMax*(1+1e-9); i++ {
+		t := float64(i) * xStep
+		px := coord(x(t))
+		ew.printf(`<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#000000"/>`+"\n", px, plotBottom, px, plotBottom+5)
+		ew.printf(`<text x="%s" y="%d" text-anchor="middle">%s</text>`+"\n", px, plotBottom+19, tickLabel(t))
+	}
+	for i := 0; float64(i)*yStep <= yMax*(1+1e-9); i++ {
+		v := float64(i) * yStep
+		py := coord(y(v))
+		ew.printf(`<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#dddddd"/>`+"\n", plotLeft, py, plotRight, py)
+		ew.printf(`<text x="%d" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", plotLeft-8, py, siFormat(v))
+	}
+	ew.printf(`<text x="%d" y="%d" text-anchor="middle">time (s)</text>`+"\n", (plotLeft+plotRight)/2, plotBottom+42)
+	ew.printf(`<text x="18" y="%d" text-anchor="middle" transform="rotate(-90 18 %d)">attempts reaching the service per second</text>`+"\n",
+		(plotTop+plotBottom)/2, (plotTop+plotBottom)/2)
 }
 
 // legendNote says under a policy's name how the service fared, which the
