@@ -28,11 +28,12 @@ var allowed = map[string]struct {
 	"config":      {},
 	"event":       {},
 	"retry":       {internal: leaves, external: []string{"golang.org/x/sync/"}},
+	"resume":      {internal: append(slices.Clone(leaves), "retry"), external: []string{"golang.org/x/sync/"}},
 	"paginate":    {internal: leaves},
 	"chunk":       {},
 	"fanout":      {internal: append(slices.Clone(leaves), "retry"), external: []string{"golang.org/x/sync/"}},
 	"steadytest":  {internal: []string{"paginate"}},
-	"":            {internal: append(slices.Clone(leaves), "retry", "paginate", "chunk", "fanout"), external: []string{"golang.org/x/sync/"}},
+	"":            {internal: append(slices.Clone(leaves), "retry", "resume", "paginate", "chunk", "fanout"), external: []string{"golang.org/x/sync/"}},
 }
 
 type listedPackage struct {

@@ -17,6 +17,8 @@ import (
 
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/liveness"
+	"github.com/steadyhttp/steady/resume"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -51,7 +53,7 @@ func TestStreamedBodyStallFailsTheReadOnARealSocket(t *testing.T) {
 		}
 		got, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		var rt *retry.ReadTimeoutError
+		var rt *liveness.ReadTimeoutError
 		if !errors.As(err, &rt) {
 			t.Errorf("%s: read ended with %v after %d bytes; want a ReadTimeoutError", name, err, len(got))
 		}
@@ -198,7 +200,7 @@ func TestResumeThroughTheClient(t *testing.T) {
 }
 
 // A body net/http decompressed cannot be resumed, since a range counts
-// encoded bytes: the read fails with a ResumeError that says so, holding
+// encoded bytes: the read fails with a resume.Error that says so, holding
 // only whole bytes. Asking for identity encoding makes the same download
 // resumable.
 func TestResumeCompressedBody(t *testing.T) {
@@ -216,7 +218,7 @@ func TestResumeCompressedBody(t *testing.T) {
 	}
 	got, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	var re *retry.ResumeError
+	var re *resume.Error
 	if !errors.As(err, &re) || !strings.Contains(re.Reason, "decompressed") {
 		t.Fatalf("read ended with %v; want a ResumeError naming the decompression", err)
 	}
@@ -295,7 +297,7 @@ func TestResumeNeverSplicesALiar(t *testing.T) {
 			}
 			got, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if !errors.Is(err, retry.ErrResumeRefused) {
+			if !errors.Is(err, resume.ErrRefused) {
 				t.Fatalf("read ended with %v; want ErrResumeRefused", err)
 			}
 			if !bytes.Equal(got, data[:cut]) {
