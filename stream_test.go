@@ -67,7 +67,7 @@ func TestStreamedBodyStallFailsTheReadOnARealSocket(t *testing.T) {
 }
 
 // A JSON body read inside the attempt (GetJSON) that goes silent mid-way
-// is cut at ReadTimeout by the transport's watchdog closing it, on a real
+// is cut at ReadTimeout by closing it under the read, on a real
 // socket, and re-sent: the second answer, whole, is the one decoded.
 func TestGetJSONStallIsCutAndResentOnARealSocket(t *testing.T) {
 	release := make(chan struct{})
@@ -220,7 +220,7 @@ func TestResumeCompressedBody(t *testing.T) {
 	resp.Body.Close()
 	var re *resume.Error
 	if !errors.As(err, &re) || !strings.Contains(re.Reason, "decompressed") {
-		t.Fatalf("read ended with %v; want a ResumeError naming the decompression", err)
+		t.Fatalf("read ended with %v; want a resume.Error naming the decompression", err)
 	}
 	if !bytes.Equal(got, data[:len(got)]) || ranges.Load() != 0 {
 		t.Errorf("got %d bytes (a prefix: %v), %d Range requests; want a true prefix and none",
@@ -298,7 +298,7 @@ func TestResumeNeverSplicesALiar(t *testing.T) {
 			got, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if !errors.Is(err, resume.ErrRefused) {
-				t.Fatalf("read ended with %v; want ErrResumeRefused", err)
+				t.Fatalf("read ended with %v; want resume.ErrRefused", err)
 			}
 			if !bytes.Equal(got, data[:cut]) {
 				t.Fatalf("the caller holds %d bytes, not exactly the first answer's %d: spliced", len(got), cut)

@@ -264,7 +264,7 @@ func TestResumeWithLastModified(t *testing.T) {
 }
 
 // Every way a server can fail to prove the continuation is the same body
-// ends the read with a ResumeError naming why, and the caller holds only
+// ends the read with a resume.Error naming why, and the caller holds only
 // the bytes of the first answer: never two answers spliced.
 func TestResumeRefusesWhatCannotBeProven(t *testing.T) {
 	const size, cut = 50_000, 20_000
@@ -358,7 +358,7 @@ func TestResumeRefusesWhatCannotBeProven(t *testing.T) {
 				got, err := readAll(t, tr, ctx)
 				var re *resume.Error
 				if !errors.As(err, &re) || !errors.Is(err, resume.ErrRefused) {
-					t.Fatalf("read ended with %v; want a ResumeError", err)
+					t.Fatalf("read ended with %v; want a resume.Error", err)
 				}
 				if !strings.Contains(re.Reason, tc.why) {
 					t.Errorf("reason %q; want it to say %q", re.Reason, tc.why)
@@ -376,7 +376,7 @@ func TestResumeRefusesWhatCannotBeProven(t *testing.T) {
 					t.Errorf("%d requests sent", n)
 				}
 				if !errors.Is(out.Stop, resume.ErrRefused) {
-					t.Errorf("outcome stop %v; want ErrResumeRefused", out.Stop)
+					t.Errorf("outcome stop %v; want resume.ErrRefused", out.Stop)
 				}
 			})
 		})
@@ -696,7 +696,7 @@ func TestResumeAcquiresTheGate(t *testing.T) {
 
 // A continuation that sends more than the length every answer agreed on
 // (chunked, so net/http cannot tell) ends the read at that length with a
-// ResumeError; no byte past the body reaches the caller.
+// resume.Error; no byte past the body reaches the caller.
 func TestResumeRefusesBytesPastTheLength(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newFileServer(50_000, "Etag", `"v1"`)
@@ -712,7 +712,7 @@ func TestResumeRefusesBytesPastTheLength(t *testing.T) {
 		got, err := readAll(t, newTransport(s, retry.Policy{Rand: constRand(0.5)}), t.Context())
 		var re *resume.Error
 		if !errors.As(err, &re) || !strings.Contains(re.Reason, "more bytes") {
-			t.Fatalf("read ended with %v; want a ResumeError about the excess", err)
+			t.Fatalf("read ended with %v; want a resume.Error about the excess", err)
 		}
 		if !bytes.Equal(got, s.data) {
 			t.Errorf("caller holds %d bytes; want exactly the %d of the body, nothing past it", len(got), len(s.data))

@@ -582,7 +582,7 @@ func TestBodyReadInsideAttempt(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			stall := func(r *http.Request) (*http.Response, error) {
 				// Silent after a few bytes until closed, as a net/http body
-				// is: the watchdog closes it (ADR 230).
+				// is: the read bound closes it (ADR 266).
 				resp := respond(r, 200, nil, "")
 				resp.Body = &lateStall{closed: make(chan struct{})}
 				return resp, nil
