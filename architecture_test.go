@@ -28,7 +28,7 @@ var allowed = map[string]struct {
 	"config":      {},
 	"event":       {},
 	"retry":       {internal: leaves, external: []string{"golang.org/x/sync/"}},
-	"resume":      {internal: append(slices.Clone(leaves), "retry"), external: []string{"golang.org/x/sync/"}},
+	"resume":      {internal: append(slices.Clone(leaves), "retry")},
 	"paginate":    {internal: leaves},
 	"chunk":       {},
 	"fanout":      {internal: append(slices.Clone(leaves), "retry"), external: []string{"golang.org/x/sync/"}},
