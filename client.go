@@ -13,6 +13,7 @@ import (
 
 	"github.com/steadyhttp/steady/config"
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/resume"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -134,8 +135,8 @@ func build(opt Options, pool http.RoundTripper) (*Client, error) {
 		}
 		base = u
 	}
-	// From the top (ADR 131): http.Client, retry, User-Agent, credentials,
-	// the pool. Credentials sits right above the pool, so every layer of
+	// From the top (ADR 131): http.Client, the body layer (ADR 265), retry,
+	// User-Agent, credentials, the pool. Credentials sits right above the pool, so every layer of
 	// steady's sees only key-free requests, and it decides on every attempt
 	// of every hop; it is there even without keys, to scope credentials set
 	// by hand.
@@ -153,7 +154,7 @@ func build(opt Options, pool http.RoundTripper) (*Client, error) {
 
 		uaValue: []string{opt.UserAgent},
 	}
-	c.http = &http.Client{Transport: rtr, CheckRedirect: c.checkRedirect}
+	c.http = &http.Client{Transport: resume.New(rtr), CheckRedirect: c.checkRedirect}
 	return c, nil
 }
 

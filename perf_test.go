@@ -17,8 +17,8 @@ import (
 
 // TestGetJSONAllocations holds GetJSON to the allocations of the hand loop
 // (http.Client and a json.Decoder) on the same in-memory response, plus the
-// retry layer's per-attempt state (a cancellable context, the idle
-// watchdog, the buffered body) and the call's outcome. Counts, not times:
+// retry layer's per-attempt state (a cancellable context, the read bound,
+// the buffered body) and the call's outcome. Counts, not times:
 // they do not depend on how busy the machine is.
 func TestGetJSONAllocations(t *testing.T) {
 	mem := &memTransport{body: jsonRows(2 << 10), ct: "application/json"}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/liveness"
+	"github.com/steadyhttp/steady/resume"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -51,7 +53,7 @@ func TestStreamedBodyStallFailsTheReadOnARealSocket(t *testing.T) {
 		}
 		got, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		var rt *retry.ReadTimeoutError
+		var rt *liveness.ReadTimeoutError
 		if !errors.As(err, &rt) {
 			t.Errorf("%s: read ended with %v after %d bytes; want a ReadTimeoutError", name, err, len(got))
 		}
@@ -65,7 +67,7 @@ func TestStreamedBodyStallFailsTheReadOnARealSocket(t *testing.T) {
 }
 
 // A JSON body read inside the attempt (GetJSON) that goes silent mid-way
-// is cut at ReadTimeout by the transport's watchdog closing it, on a real
+// is cut at ReadTimeout by closing it under the read, on a real
 // socket, and re-sent: the second answer, whole, is the one decoded.
 func TestGetJSONStallIsCutAndResentOnARealSocket(t *testing.T) {
 	release := make(chan struct{})
@@ -198,7 +200,7 @@ func TestResumeThroughTheClient(t *testing.T) {
 }
 
 // A body net/http decompressed cannot be resumed, since a range counts
-// encoded bytes: the read fails with a ResumeError that says so, holding
+// encoded bytes: the read fails with a resume.Error that says so, holding
 // only whole bytes. Asking for identity encoding makes the same download
 // resumable.
 func TestResumeCompressedBody(t *testing.T) {
@@ -216,9 +218,9 @@ func TestResumeCompressedBody(t *testing.T) {
 	}
 	got, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	var re *retry.ResumeError
+	var re *resume.Error
 	if !errors.As(err, &re) || !strings.Contains(re.Reason, "decompressed") {
-		t.Fatalf("read ended with %v; want a ResumeError naming the decompression", err)
+		t.Fatalf("read ended with %v; want a resume.Error naming the decompression", err)
 	}
 	if !bytes.Equal(got, data[:len(got)]) || ranges.Load() != 0 {
 		t.Errorf("got %d bytes (a prefix: %v), %d Range requests; want a true prefix and none",
@@ -295,8 +297,8 @@ func TestResumeNeverSplicesALiar(t *testing.T) {
 			}
 			got, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if !errors.Is(err, retry.ErrResumeRefused) {
-				t.Fatalf("read ended with %v; want ErrResumeRefused", err)
+			if !errors.Is(err, resume.ErrRefused) {
+				t.Fatalf("read ended with %v; want resume.ErrRefused", err)
 			}
 			if !bytes.Equal(got, data[:cut]) {
 				t.Fatalf("the caller holds %d bytes, not exactly the first answer's %d: spliced", len(got), cut)

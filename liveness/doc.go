@@ -16,5 +16,8 @@
 // The package also carries the one request that changes how an attempt reads
 // a body: [WithBodyInAttempt] asks the retrying transport to read the whole
 // body inside the attempt, so a reset, a truncation or a stall mid-body is a
-// failed attempt that can be re-sent instead of a corrupt result.
+// failed attempt that can be re-sent instead of a corrupt result. Its bound,
+// [BoundReads], fails a read that waits too long for data with a
+// [*ReadTimeoutError]; the body layer bounds the bodies it hands over with it
+// too.
 package liveness

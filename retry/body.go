@@ -31,49 +31,35 @@ func discard(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// BufferedBody is the body of a response that the transport read inside the
+// bufferedBody is the body of a response that the transport read inside the
 // attempt (see [liveness.WithBodyInAttempt]). Bytes returns it without a
-// copy; reading it works like any body.
-type BufferedBody struct {
+// copy, for the callers that decode it where it lies (they ask for
+// interface{ Bytes() []byte }); reading it works like any body.
+type bufferedBody struct {
 	bytes.Reader
 	data []byte
 }
 
+func newBufferedBody(data []byte) *bufferedBody {
+	b := &bufferedBody{data: data}
+	b.Reset(data)
+	return b
+}
+
 // Bytes returns the whole body. The caller must not modify it.
-func (b *BufferedBody) Bytes() []byte { return b.data }
+func (b *bufferedBody) Bytes() []byte { return b.data }
 
 // Close does nothing: the body is already in memory.
-func (b *BufferedBody) Close() error { return nil }
-
-// ReadTimeoutError is the cause when a body read inside the attempt went
-// silent for longer than [Policy.ReadTimeout]. It is a timeout, so the
-// attempt is re-sent like any other timed-out attempt.
-type ReadTimeoutError struct {
-	After time.Duration
-}
-
-func (e *ReadTimeoutError) Error() string {
-	return "no body data for " + e.After.String() + " (read timeout)"
-}
-
-// Timeout reports true: it is a timeout in the [net.Error] sense.
-func (e *ReadTimeoutError) Timeout() bool { return true }
-
-// Temporary reports true, for [net.Error].
-func (e *ReadTimeoutError) Temporary() bool { return true }
+func (b *bufferedBody) Close() error { return nil }
 
 // readInAttempt reads resp's whole body, at most limit bytes (-1: no limit),
-// giving up when a read waits idle (<= 0: never) for data: the transport's
-// watchdog wd then closes the body, which unblocks a read stuck on a silent
-// connection, as for a body handed over (ADR 230). Each chunk that arrives
+// giving up with a [*liveness.ReadTimeoutError] when a read waits idle
+// (<= 0: never) for data: the body is then closed under the read, which
+// unblocks a read stuck on a silent connection. Each chunk that arrives
 // marks tr. The body is always closed.
-func readInAttempt(resp *http.Response, limit int64, idle time.Duration, wd *watchdog, born time.Time, tr *liveness.Tracker) ([]byte, error) {
-	defer resp.Body.Close()
-	var w *watched
-	if idle > 0 {
-		w = &watched{idle: idle, born: born, body: resp.Body}
-		defer wd.unwatch(w)
-	}
+func readInAttempt(resp *http.Response, limit int64, idle time.Duration, tr *liveness.Tracker) ([]byte, error) {
+	body := liveness.BoundReads(resp.Body, idle)
+	defer body.Close()
 	// The buffer grows with what arrives, never with what the server
 	// claims: a Content-Length is a promise, and a liar's promise of
 	// gigabytes must cost nothing until the bytes come. A known length
@@ -82,21 +68,12 @@ func readInAttempt(resp *http.Response, limit int64, idle time.Duration, wd *wat
 	if cl := resp.ContentLength; cl >= 0 && cl < int64(size) {
 		size = int(cl) + 1 // +1 to see the EOF in the same read
 	}
-	// Reads go straight into the buffer's free space (a separate chunk
-	// would cost an allocation and a copy per attempt), and a full buffer
-	// doubles: amortised linear in what arrived.
 	buf := make([]byte, 0, size)
 	for {
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, cap(buf))
 		}
-		if w != nil {
-			w.begin(wd)
-		}
-		n, err := resp.Body.Read(buf[len(buf):cap(buf)])
-		if w != nil && w.end() {
-			return nil, &ReadTimeoutError{After: idle} // the watchdog closed the body under the read
-		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
 		if n > 0 {
 			if limit >= 0 && int64(len(buf)+n) > limit {
 				return nil, &liveness.BodyTooLargeError{Limit: limit}

@@ -2,10 +2,13 @@ package retry_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"runtime"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/retry"
@@ -70,7 +73,7 @@ func TestBodyInAttemptGrowsToARealBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := resp.Body.(*retry.BufferedBody).Bytes()
+	got := resp.Body.(interface{ Bytes() []byte }).Bytes()
 	if len(got) != size || string(got) != string(data) {
 		t.Fatalf("got %d bytes, want the %d sent, identical", len(got), size)
 	}
@@ -89,4 +92,28 @@ func (c *chunky) Read(p []byte) (int, error) {
 	n := copy(p[:min(len(p), 100_000)], c.data)
 	c.data = c.data[n:]
 	return n, nil
+}
+
+// lateStall delivers one byte after first, then nothing until closed.
+type lateStall struct {
+	first  time.Duration
+	sent   bool
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (b *lateStall) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		time.Sleep(b.first)
+		p[0] = 'x'
+		return 1, nil
+	}
+	<-b.closed
+	return 0, errors.New("read on a closed body")
+}
+
+func (b *lateStall) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	return nil
 }

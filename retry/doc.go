@@ -38,20 +38,13 @@
 // malformed request. Only idempotent methods are re-sent, unless the request
 // carries an Idempotency-Key or the policy opts the method in.
 //
-// A body handed to the caller is watched: a read that waits longer than
-// [Policy.ReadTimeout] fails with a [*ReadTimeoutError]. One watchdog per
-// Transport watches every body, read inside the attempt or by the caller,
-// by closing a body whose read waited too long; a transport below must let
-// Close unblock a Read, as every net/http transport does. A GET answered 200
-// whose body breaks mid-way (a reset, an unexpected EOF, that timeout) is
-// continued inside Read with a Range request from the byte reached, guarded
-// by If-Range with the response's strong validator; only a 206 that proves
-// it continues the same body is read on, and anything else fails the read
-// with a [*ResumeError] ([ErrResumeRefused]) rather than splice two answers.
-// Continuations are attempts under the policy; [Outcome.Resumes] counts
-// them, and [WithoutResume] or [Policy.NoResume] turn them off. The first
-// continuation after a break that followed at least 1 MiB of new bytes is
-// sent without a backoff; any further one waits as a re-send does.
+// A body read inside the attempt ([liveness.WithBodyInAttempt]) is bounded
+// by [Policy.ReadTimeout]: a read that waits longer fails the attempt, which
+// is re-sent. Bodies handed to the caller are the body layer's (package
+// resume, a RoundTripper above this one): it bounds their reads by the same
+// ReadTimeout ([Transport.PolicyFor]) and continues a broken one with a
+// validated Range request, which it sends through [Transport.Resend] so
+// that each continuation is a re-send under this policy.
 //
 // The RoundTripper contract holds: a response obtained is returned with a nil
 // error, including the last 429 or 503 when retrying ends; an error is

@@ -25,14 +25,3 @@ func (p *Pacer) Locked(f func()) {
 	defer p.mu.Unlock()
 	f()
 }
-
-// Watched reports how many bodies the transport's watchdog lists and
-// whether its timer is set.
-func (t *Transport) Watched() (bodies int, timerSet bool) {
-	t.watch.mu.Lock()
-	defer t.watch.mu.Unlock()
-	for b := t.watch.head; b != nil; b = b.next {
-		bodies++
-	}
-	return bodies, t.watch.timer != nil
-}

@@ -51,14 +51,11 @@ type Policy struct {
 	StallTimeout time.Duration
 	// ReadTimeout bounds the silence of a body: read inside the attempt
 	// (see [liveness.WithBodyInAttempt]), a body that stops arriving for
-	// this long fails the attempt; handed to the caller, a read that waits
-	// this long fails with a [*ReadTimeoutError], or the body is resumed
-	// (0: 60s; negative disables).
+	// this long fails the attempt; handed to the caller through the body
+	// layer (package resume), a read that waits this long fails with a
+	// [*liveness.ReadTimeoutError], or the body is resumed (0: 60s;
+	// negative disables).
 	ReadTimeout time.Duration
-	// NoResume, when true, never continues a broken body with a Range
-	// request (see [WithoutResume] for one request). By default a GET
-	// answered 200 with a strong validator is continued where it broke.
-	NoResume bool
 	// RetryStatus reports whether a status is re-sent (nil: [GatewayStatus]).
 	RetryStatus func(code int) bool
 	// Methods lists the methods re-sent without an Idempotency-Key, matched

@@ -24,10 +24,6 @@ type Transport struct {
 	pacer    Pacer
 	policies policyCache // the last RateLimit-Policy read
 	windows  windowCache // the last X-RateLimit window's limit read
-	// watch bounds the reads of the bodies read or handed over. Its own
-	// allocation: a timer left set past the last body keeps it, not the
-	// transport, alive until it fires.
-	watch *watchdog
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -40,7 +36,7 @@ func New(next http.RoundTripper, p Policy) *Transport {
 	if next == nil {
 		next = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	t := &Transport{next: next, raw: p, policy: p.withDefaults(), invalid: p.Validate(), watch: new(watchdog)}
+	t := &Transport{next: next, raw: p, policy: p.withDefaults(), invalid: p.Validate()}
 	t.pacer.MaxHold = t.policy.MaxRetryAfter
 	return t
 }
@@ -74,22 +70,40 @@ func (t *Transport) CloseIdleConnections() {
 // the context's own error after cancellation, or an [*Error].
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	p := &t.policy
-	if edit, ok := ctx.Value(overrideKey{}).(func(*Policy)); ok {
-		q := t.raw
-		edit(&q)
-		if err := q.Validate(); err != nil {
-			closeRequestBody(req)
-			return nil, err
-		}
-		q = q.withDefaults()
-		p = &q
-	} else if t.invalid != nil {
+	p, err := t.policyFor(ctx)
+	if err != nil {
 		closeRequestBody(req)
-		return nil, t.invalid
+		return nil, err
 	}
 	c := call{t: t, p: p, req: req, ctx: ctx, out: outcomeFrom(ctx), start: time.Now()}
 	return c.run()
+}
+
+// PolicyFor returns the policy a request whose context is ctx is sent under:
+// the transport's, changed by the overrides in ctx ([WithOverride]), every
+// zero field set to its default. A layer above reads its bounds from it, as
+// the body layer reads ReadTimeout. The error is the one RoundTrip would
+// fail with: the policy, or an override of it, does not validate.
+func (t *Transport) PolicyFor(ctx context.Context) (Policy, error) {
+	p, err := t.policyFor(ctx)
+	if err != nil {
+		return Policy{}, err
+	}
+	return *p, nil
+}
+
+func (t *Transport) policyFor(ctx context.Context) (*Policy, error) {
+	edit, ok := ctx.Value(overrideKey{}).(func(*Policy))
+	if !ok {
+		return &t.policy, t.invalid
+	}
+	q := t.raw
+	edit(&q)
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	q = q.withDefaults()
+	return &q, nil
 }
 
 func closeRequestBody(req *http.Request) {
@@ -110,7 +124,7 @@ type call struct {
 	waited  time.Duration
 	cause   error  // the last failure without a response
 	url     string // redacted, computed on first use
-	cont    bool   // a Range request continuing a broken body (resume.go)
+	cont    bool   // a re-send for a response handed back earlier ([Transport.Resend])
 	// tracer is the Reporter when it is a event.Tracer; actx is the
 	// context it gave the attempt in flight, nil between attempts.
 	tracer event.Tracer
@@ -134,9 +148,8 @@ func (c *call) run() (*http.Response, error) {
 		c.tracer, _ = rep.(event.Tracer)
 	}
 	c.tracker = liveness.From(c.ctx)
-	// Body reads are progress only for a tracker someone else reads: one
-	// shared through the context. A call's private tracker is done with
-	// when its response goes back, so its body is left unwrapped.
+	// A response handed back is progress only for a tracker someone else
+	// reads: one shared through the context.
 	shared := c.tracker != nil
 	bodyLimit, inAttempt := liveness.BodyInAttempt(c.ctx)
 	gate := gateFrom(c.ctx)
@@ -233,14 +246,11 @@ func (c *call) run() (*http.Response, error) {
 			resp.StatusCode == http.StatusForbidden && rateLimit403(resp.Header))
 		if inAttempt && err == nil && !retryStatus {
 			var data []byte
-			data, err = readInAttempt(resp, bodyLimit, p.ReadTimeout, c.t.watch, c.start, c.tracker)
+			data, err = readInAttempt(resp, bodyLimit, p.ReadTimeout, c.tracker)
 			if err != nil {
 				resp = nil
 			} else {
-				bb := &BufferedBody{data: data}
-				bb.Reset(data)
-				resp.Body = bb
-				resp.ContentLength = int64(len(data))
+				resp.Body, resp.ContentLength = newBufferedBody(data), int64(len(data))
 			}
 		}
 		if gate != nil {
@@ -251,10 +261,10 @@ func (c *call) run() (*http.Response, error) {
 		}
 		if err == nil && !retryStatus {
 			// Accepted on its merits: a success or a status not re-sent.
-			if (p.Pace || rep != nil) && c.acceptQuota(resp, attempt, route, sent, shared, inAttempt) {
+			if (p.Pace || rep != nil) && c.acceptQuota(resp, attempt, route, sent, shared) {
 				return resp, nil
 			}
-			c.handOver(resp, attempt, shared, inAttempt)
+			c.handOver(shared)
 			c.finish(attempt, nil, resp.StatusCode, 0, nil)
 			if rep != nil {
 				c.emit(event.Event{Kind: event.RequestFinished, Attempt: attempt, Status: resp.StatusCode})
@@ -370,7 +380,7 @@ func (c *call) run() (*http.Response, error) {
 					Err: errText(cause), Reason: text, Wait: hint, Stop: stop})
 			}
 			if resp != nil {
-				c.handOver(resp, attempt, shared, false)
+				c.handOver(shared)
 				return resp, nil
 			}
 			return nil, &Error{Method: req.Method, URL: c.redacted(), Attempts: attempt, Reason: stop,
@@ -507,14 +517,14 @@ func (c *call) lastStatus() int {
 // quota rides on the RequestFinished rather than on a QuotaSeen of its own,
 // stamped with the clock read for it (ADR 0167). Out of run, so that a
 // response without a quota pays nothing for it.
-func (c *call) acceptQuota(resp *http.Response, attempt int, route string, sent time.Time, shared, inAttempt bool) bool {
+func (c *call) acceptQuota(resp *http.Response, attempt int, route string, sent time.Time, shared bool) bool {
 	f, found := lookupQuota(resp.Header)
 	if !found {
 		return false
 	}
 	var q quotaPick
 	at := c.readQuota(&f, route, sent, &q)
-	c.handOver(resp, attempt, shared, inAttempt)
+	c.handOver(shared)
 	c.finish(attempt, nil, resp.StatusCode, 0, nil)
 	if c.p.Reporter != nil {
 		e := event.Event{Kind: event.RequestFinished, Time: at, Attempt: attempt, Status: resp.StatusCode}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/cmd/steady/internal/render"
-	"github.com/steadyhttp/steady/retry"
+	"github.com/steadyhttp/steady/resume"
 )
 
 // A download to a regular file (ADR 153) is written to FILE.partial, with
@@ -228,7 +228,7 @@ func probeDir(out string) error {
 // checkContinuation checks a 206 to the Range request from byte from.
 func checkContinuation(resp *http.Response, rec *partialRecord, from int64) error {
 	cr := resp.Header.Get("Content-Range")
-	first, last, total, ok := retry.ParseContentRange(cr)
+	first, last, total, ok := resume.ParseContentRange(cr)
 	switch {
 	case !ok || first != from || total <= last: // "*" for first or total is -1
 		return fmt.Errorf("the server's Content-Range %s does not start at byte %d", strconv.Quote(cr), from)

@@ -348,7 +348,7 @@ func (w rewriteRange) WriteHeader(code int) {
 }
 
 // A partial is continued across runs only on a Content-Range the library's
-// own continuations would accept (retry.ParseContentRange): the unit in any
+// own continuations would accept (resume.ParseContentRange): the unit in any
 // case, plain digits only. A sign, a space or an unknown total is refused
 // and the partial kept as it was.
 func TestGetChecksTheContinuationsContentRange(t *testing.T) {

@@ -1,4 +1,4 @@
-package retry_test
+package resume_test
 
 import (
 	"errors"
@@ -11,14 +11,14 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/retry"
 )
 
-// One watchdog bounds every body of a transport: among many bodies read at
-// once, each read that goes silent fails exactly ReadTimeout after it
-// began, each slow body that keeps sending arrives whole, and once every
-// body is closed the watchdog lists none and has no timer left.
-func TestWatchdogBoundsEveryBodyOnItsOwnClock(t *testing.T) {
+// The read timeout bounds every body of a transport: among many bodies read
+// at once, each read that goes silent fails exactly ReadTimeout after it
+// began, and each slow body that keeps sending arrives whole.
+func TestReadTimeoutBoundsEveryBodyOnItsOwnClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 24
 		var mu sync.Mutex
@@ -36,7 +36,7 @@ func TestWatchdogBoundsEveryBodyOnItsOwnClock(t *testing.T) {
 			}
 			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: body, ContentLength: -1, Request: r}, nil
 		})
-		tr := retry.New(inner, retry.Policy{ReadTimeout: 5 * time.Second})
+		tr := newTransport(inner, retry.Policy{ReadTimeout: 5 * time.Second})
 		type result struct {
 			i    int
 			got  int
@@ -80,7 +80,7 @@ func TestWatchdogBoundsEveryBodyOnItsOwnClock(t *testing.T) {
 		}
 		for range n {
 			r := <-results
-			var rt *retry.ReadTimeoutError
+			var rt *liveness.ReadTimeoutError
 			switch {
 			case r.i%2 == 0 && (r.err != nil || r.got != 5):
 				t.Errorf("body %d, a byte every 4s: %d bytes, %v; want all 5", r.i, r.got, r.err)
@@ -89,10 +89,6 @@ func TestWatchdogBoundsEveryBodyOnItsOwnClock(t *testing.T) {
 			case r.i%2 == 1 && r.took != 5*time.Second:
 				t.Errorf("body %d failed %v after its last byte; want exactly 5s", r.i, r.took)
 			}
-		}
-		synctest.Wait()
-		if bodies, timer := tr.Watched(); bodies != 0 || timer {
-			t.Errorf("after every body closed the watchdog lists %d and its timer is set: %v; want none", bodies, timer)
 		}
 	})
 }
@@ -122,20 +118,20 @@ func (b *lateStall) Close() error {
 }
 
 // A call whose override shortens ReadTimeout is timed on its own bound
-// while a body with the longer one is read: the timer set for the longer
-// bound must not make the shorter one late, nor fire the longer one early.
-func TestWatchdogShorterOverride(t *testing.T) {
+// while a body with the longer one is read: the body layer reads the bound
+// of each request's own policy, and neither is late nor early.
+func TestReadTimeoutShorterOverride(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		inner := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r, ContentLength: -1,
 				Body: &lateStall{closed: make(chan struct{})}}, nil
 		})
-		tr := retry.New(inner, retry.Policy{ReadTimeout: time.Minute})
+		tr := newTransport(inner, retry.Policy{ReadTimeout: time.Minute})
 		read := func(resp *http.Response, took chan<- time.Duration) {
 			defer resp.Body.Close()
 			start := time.Now()
 			_, err := io.ReadAll(resp.Body)
-			var rt *retry.ReadTimeoutError
+			var rt *liveness.ReadTimeoutError
 			if !errors.As(err, &rt) {
 				t.Errorf("read ended with %v; want a ReadTimeoutError", err)
 			}
@@ -164,9 +160,9 @@ func TestWatchdogShorterOverride(t *testing.T) {
 }
 
 // A transport used outside a synctest bubble, then in one bubble after
-// another, times each body on the clock of its reader: the watchdog's
-// timer is never one left from before, on another clock.
-func TestWatchdogAcrossBubbles(t *testing.T) {
+// another, times each body on the clock of its reader: no timer is left
+// from before, on another clock.
+func TestReadTimeoutAcrossBubbles(t *testing.T) {
 	stalls := true
 	inner := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		var body io.ReadCloser = &lateStall{closed: make(chan struct{})}
@@ -175,7 +171,7 @@ func TestWatchdogAcrossBubbles(t *testing.T) {
 		}
 		return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r, ContentLength: -1, Body: body}, nil
 	})
-	tr := retry.New(inner, retry.Policy{ReadTimeout: 5 * time.Second})
+	tr := newTransport(inner, retry.Policy{ReadTimeout: 5 * time.Second})
 	stall := func(t *testing.T) {
 		resp, err := tr.RoundTrip(get(t.Context(), api))
 		if err != nil {
@@ -184,7 +180,7 @@ func TestWatchdogAcrossBubbles(t *testing.T) {
 		defer resp.Body.Close()
 		start := time.Now()
 		_, err = io.ReadAll(resp.Body)
-		var rt *retry.ReadTimeoutError
+		var rt *liveness.ReadTimeoutError
 		if !errors.As(err, &rt) {
 			t.Fatalf("read ended with %v; want a ReadTimeoutError", err)
 		}
@@ -192,8 +188,7 @@ func TestWatchdogAcrossBubbles(t *testing.T) {
 			t.Errorf("failed after %v; want 5s", took)
 		}
 	}
-	// Outside any bubble, a body read whole leaves the timer set, on the
-	// real clock, for the 5s the read could have waited.
+	// Outside any bubble first, a body read whole.
 	stalls = false
 	resp, err := tr.RoundTrip(get(t.Context(), api))
 	if err != nil {
@@ -203,9 +198,6 @@ func TestWatchdogAcrossBubbles(t *testing.T) {
 		t.Fatalf("read %q, %v", b, err)
 	}
 	resp.Body.Close()
-	if bodies, timer := tr.Watched(); bodies != 0 || !timer {
-		t.Fatalf("after a body read whole outside a bubble: %d listed, timer set %v; want 0, true", bodies, timer)
-	}
 	stalls = true
 	for range 2 {
 		synctest.Test(t, func(t *testing.T) {
@@ -215,19 +207,18 @@ func TestWatchdogAcrossBubbles(t *testing.T) {
 	}
 }
 
-// The watchdog's timer, left set after the last body for the read it could
-// have bounded, keeps only the watchdog alive: a transport dropped after
-// its bodies are read is collected at once, not one ReadTimeout later
-// (a program making a client per call would otherwise hold a minute's
-// worth of transports and what they reference).
-func TestWatchdogTimerDoesNotHoldTheTransport(t *testing.T) {
+// A transport dropped after its bodies are read is collected at once, not
+// one ReadTimeout later: no timer outlives the read it bounds (a program
+// making a client per call would otherwise hold an hour's worth of
+// transports and what they reference).
+func TestReadTimeoutDoesNotHoldTheTransport(t *testing.T) {
 	collected := make(chan struct{})
 	func() {
 		inner := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r, ContentLength: 5,
 				Body: io.NopCloser(strings.NewReader("whole"))}, nil
 		})
-		tr := retry.New(inner, retry.Policy{ReadTimeout: time.Hour})
+		tr := newTransport(inner, retry.Policy{ReadTimeout: time.Hour})
 		resp, err := tr.RoundTrip(get(t.Context(), api))
 		if err != nil {
 			t.Fatal(err)
@@ -236,9 +227,6 @@ func TestWatchdogTimerDoesNotHoldTheTransport(t *testing.T) {
 			t.Fatalf("read %q, %v", b, err)
 		}
 		resp.Body.Close()
-		if _, timer := tr.Watched(); !timer {
-			t.Fatal("no timer left set: the test proves nothing")
-		}
 		runtime.AddCleanup(tr, func(ch chan struct{}) { close(ch) }, collected)
 	}()
 	for range 20 {
@@ -249,5 +237,5 @@ func TestWatchdogTimerDoesNotHoldTheTransport(t *testing.T) {
 		case <-time.After(50 * time.Millisecond): // a cleanup runs on its own goroutine after the cycle
 		}
 	}
-	t.Fatal("the transport was not collected while its watchdog's timer was set")
+	t.Fatal("the transport was not collected after its body was read")
 }

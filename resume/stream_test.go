@@ -1,4 +1,4 @@
-package retry_test
+package resume_test
 
 import (
 	"bytes"
@@ -19,11 +19,13 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/liveness"
+	"github.com/steadyhttp/steady/resume"
 	"github.com/steadyhttp/steady/retry"
 )
 
 // fileServer is an in-memory origin with real Range semantics for a
-// [retry.Transport] to talk to in a synctest bubble. Each answer's body
+// body layer to talk to in a synctest bubble. Each answer's body
 // breaks (or stalls) after cut bytes; answer lets a test make the server
 // lie.
 type fileServer struct {
@@ -185,7 +187,7 @@ func TestResumeContinuesABrokenBody(t *testing.T) {
 		s := newFileServer(300_000, "Etag", `"v1"`)
 		s.cut = 64_000
 		ev := &events{}
-		tr := retry.New(s, retry.Policy{Rand: constRand(0.5), Reporter: ev})
+		tr := newTransport(s, retry.Policy{Rand: constRand(0.5), Reporter: ev})
 		ctx, out := retry.WithOutcome(t.Context())
 		got, err := readAll(t, tr, ctx)
 		if err != nil {
@@ -250,7 +252,7 @@ func TestResumeWithLastModified(t *testing.T) {
 		lm := "Mon, 02 Jan 2006 15:04:05 GMT"
 		s := newFileServer(50_000, "Last-Modified", lm, "Date", "Tue, 03 Jan 2006 15:04:05 GMT")
 		s.cut = 30_000
-		tr := retry.New(s, retry.Policy{Rand: constRand(0.5)})
+		tr := newTransport(s, retry.Policy{Rand: constRand(0.5)})
 		got, err := readAll(t, tr, t.Context())
 		if err != nil || sum(got) != sum(s.data) {
 			t.Fatalf("read %d bytes, %v; want all %d", len(got), err, len(s.data))
@@ -262,7 +264,7 @@ func TestResumeWithLastModified(t *testing.T) {
 }
 
 // Every way a server can fail to prove the continuation is the same body
-// ends the read with a ResumeError naming why, and the caller holds only
+// ends the read with a resume.Error naming why, and the caller holds only
 // the bytes of the first answer: never two answers spliced.
 func TestResumeRefusesWhatCannotBeProven(t *testing.T) {
 	const size, cut = 50_000, 20_000
@@ -351,12 +353,12 @@ func TestResumeRefusesWhatCannotBeProven(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := newFileServer(size, tc.header...)
 				s.cut, s.answer = cut, tc.answer
-				tr := retry.New(s, retry.Policy{Rand: constRand(0.5)})
+				tr := newTransport(s, retry.Policy{Rand: constRand(0.5)})
 				ctx, out := retry.WithOutcome(context.WithValue(t.Context(), dataKey{}, s.data))
 				got, err := readAll(t, tr, ctx)
-				var re *retry.ResumeError
-				if !errors.As(err, &re) || !errors.Is(err, retry.ErrResumeRefused) {
-					t.Fatalf("read ended with %v; want a ResumeError", err)
+				var re *resume.Error
+				if !errors.As(err, &re) || !errors.Is(err, resume.ErrRefused) {
+					t.Fatalf("read ended with %v; want a resume.Error", err)
 				}
 				if !strings.Contains(re.Reason, tc.why) {
 					t.Errorf("reason %q; want it to say %q", re.Reason, tc.why)
@@ -373,8 +375,8 @@ func TestResumeRefusesWhatCannotBeProven(t *testing.T) {
 				if n := len(s.requests()); tc.noRange && n != 1 || !tc.noRange && n != 2 {
 					t.Errorf("%d requests sent", n)
 				}
-				if !errors.Is(out.Stop, retry.ErrResumeRefused) {
-					t.Errorf("outcome stop %v; want ErrResumeRefused", out.Stop)
+				if !errors.Is(out.Stop, resume.ErrRefused) {
+					t.Errorf("outcome stop %v; want resume.ErrRefused", out.Stop)
 				}
 			})
 		})
@@ -410,7 +412,7 @@ func TestResume416AtTheEndIsComplete(t *testing.T) {
 			}
 			return resp
 		}
-		tr := retry.New(s, retry.Policy{Rand: constRand(0.5)})
+		tr := newTransport(s, retry.Policy{Rand: constRand(0.5)})
 		got, err := readAll(t, tr, t.Context())
 		if err != nil || sum(got) != sum(s.data) {
 			t.Fatalf("read %d bytes, %v; want all %d and io.EOF", len(got), err, len(s.data))
@@ -422,22 +424,24 @@ type failReader struct{ err error }
 
 func (e failReader) Read([]byte) (int, error) { return 0, e.err }
 
-// Opting out, per policy or per request, gives the plain failure.
+// Opting out, per request or by leaving the body layer out, gives the
+// plain failure.
 func TestResumeOptOut(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		p    retry.Policy
+		tr   func(http.RoundTripper) http.RoundTripper
 		ctx  func(context.Context) context.Context
 	}{
-		{"policy", retry.Policy{NoResume: true}, func(c context.Context) context.Context { return c }},
-		{"context", retry.Policy{}, retry.WithoutResume},
+		{"no body layer", func(s http.RoundTripper) http.RoundTripper { return retry.New(s, retry.Policy{}) },
+			func(c context.Context) context.Context { return c }},
+		{"context", func(s http.RoundTripper) http.RoundTripper { return newTransport(s, retry.Policy{}) }, resume.Off},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := newFileServer(50_000, "Etag", `"v1"`)
 				s.cut = 10_000
-				got, err := readAll(t, retry.New(s, tc.p), tc.ctx(t.Context()))
-				if !errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, retry.ErrResumeRefused) || len(got) != 10_000 {
+				got, err := readAll(t, tc.tr(s), tc.ctx(t.Context()))
+				if !errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, resume.ErrRefused) || len(got) != 10_000 {
 					t.Fatalf("read %d bytes, %v; want 10000 and the plain unexpected EOF", len(got), err)
 				}
 				if n := len(s.requests()); n != 1 {
@@ -462,7 +466,7 @@ func TestResumeRangeRequestRetriedUnderThePolicy(t *testing.T) {
 			}
 			return resp
 		}
-		tr := retry.New(s, retry.Policy{Rand: constRand(0)})
+		tr := newTransport(s, retry.Policy{Rand: constRand(0)})
 		ctx, out := retry.WithOutcome(t.Context())
 		start := time.Now()
 		got, err := readAll(t, tr, ctx)
@@ -495,7 +499,7 @@ func TestResumeStalledBodyEndsWithinBounds(t *testing.T) {
 			return resp
 		}
 		p := retry.Policy{ReadTimeout: 2 * time.Second, StallTimeout: 5 * time.Second, MaxAttempts: 10, Rand: constRand(0.5)}
-		tr := retry.New(s, p)
+		tr := newTransport(s, p)
 		ctx, out := retry.WithOutcome(t.Context())
 		start := time.Now()
 		got, err := readAll(t, tr, ctx)
@@ -503,7 +507,7 @@ func TestResumeStalledBodyEndsWithinBounds(t *testing.T) {
 		if !errors.Is(err, retry.ErrStalled) {
 			t.Fatalf("read ended with %v; want ErrStalled", err)
 		}
-		var rt *retry.ReadTimeoutError
+		var rt *liveness.ReadTimeoutError
 		if !errors.As(err, &rt) {
 			t.Errorf("the last cause is lost: %v", err)
 		}
@@ -537,10 +541,10 @@ func TestStreamedBodyIdleTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newFileServer(10_000)
 		s.cut, s.stall = 3_000, true
-		tr := retry.New(s, retry.Policy{ReadTimeout: 5 * time.Second})
+		tr := newTransport(s, retry.Policy{ReadTimeout: 5 * time.Second})
 		start := time.Now()
-		got, err := readAll(t, tr, retry.WithoutResume(t.Context()))
-		var rt *retry.ReadTimeoutError
+		got, err := readAll(t, tr, resume.Off(t.Context()))
+		var rt *liveness.ReadTimeoutError
 		if !errors.As(err, &rt) || rt.After != 5*time.Second {
 			t.Fatalf("read ended with %v; want a ReadTimeoutError after 5s", err)
 		}
@@ -560,7 +564,7 @@ func TestStreamedBodyIdleTimeout(t *testing.T) {
 		inner := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: slow, ContentLength: -1, Request: r}, nil
 		})
-		got, err := readAll(t, retry.New(inner, retry.Policy{ReadTimeout: 5 * time.Second}), t.Context())
+		got, err := readAll(t, newTransport(inner, retry.Policy{ReadTimeout: 5 * time.Second}), t.Context())
 		if err != nil || len(got) != 20 {
 			t.Fatalf("a byte every 4s with a 5s read timeout: %d bytes, %v; want all 20", len(got), err)
 		}
@@ -590,7 +594,7 @@ func TestResumeCloseDuringTheWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newFileServer(50_000, "Etag", `"v1"`)
 		s.cut = 10_000
-		tr := retry.New(s, retry.Policy{InitialBackoff: time.Hour, MaxBackoff: time.Hour, Rand: constRand(0.5)})
+		tr := newTransport(s, retry.Policy{InitialBackoff: time.Hour, MaxBackoff: time.Hour, Rand: constRand(0.5)})
 		resp, err := tr.RoundTrip(get(t.Context(), api))
 		if err != nil {
 			t.Fatal(err)
@@ -617,7 +621,7 @@ func TestResumeCallersOwnRange(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newFileServer(100_000, "Etag", `"v1"`)
 		s.cut = 20_000
-		tr := retry.New(s, retry.Policy{Rand: constRand(0.5)})
+		tr := newTransport(s, retry.Policy{Rand: constRand(0.5)})
 		req := get(t.Context(), api)
 		req.Header.Set("Range", "bytes=10000-")
 		req.Header.Set("If-Range", `"v1"`)
@@ -644,7 +648,7 @@ func TestResumeWithdrawsFromTheBudget(t *testing.T) {
 		s := newFileServer(50_000, "Etag", `"v1"`)
 		s.cut = 10_000
 		budget := &retry.Budget{Ratio: 0.01, MinPerSecond: -1, MaxTokens: 1}
-		tr := retry.New(s, retry.Policy{Budget: budget, Rand: constRand(0.5)})
+		tr := newTransport(s, retry.Policy{Budget: budget, Rand: constRand(0.5)})
 		_, err := readAll(t, tr, t.Context())
 		if !errors.Is(err, retry.ErrBudget) {
 			t.Fatalf("read ended with %v; want ErrBudget", err)
@@ -662,7 +666,7 @@ func TestResumeAcquiresTheGate(t *testing.T) {
 		s := newFileServer(50_000, "Etag", `"v1"`)
 		s.cut = 30_000
 		gate := semaphore.NewWeighted(1)
-		tr := retry.New(s, retry.Policy{Rand: constRand(0.5)})
+		tr := newTransport(s, retry.Policy{Rand: constRand(0.5)})
 		resp, err := tr.RoundTrip(get(retry.WithGate(t.Context(), gate), api))
 		if err != nil {
 			t.Fatal(err)
@@ -692,7 +696,7 @@ func TestResumeAcquiresTheGate(t *testing.T) {
 
 // A continuation that sends more than the length every answer agreed on
 // (chunked, so net/http cannot tell) ends the read at that length with a
-// ResumeError; no byte past the body reaches the caller.
+// resume.Error; no byte past the body reaches the caller.
 func TestResumeRefusesBytesPastTheLength(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newFileServer(50_000, "Etag", `"v1"`)
@@ -705,10 +709,10 @@ func TestResumeRefusesBytesPastTheLength(t *testing.T) {
 			}
 			return resp
 		}
-		got, err := readAll(t, retry.New(s, retry.Policy{Rand: constRand(0.5)}), t.Context())
-		var re *retry.ResumeError
+		got, err := readAll(t, newTransport(s, retry.Policy{Rand: constRand(0.5)}), t.Context())
+		var re *resume.Error
 		if !errors.As(err, &re) || !strings.Contains(re.Reason, "more bytes") {
-			t.Fatalf("read ended with %v; want a ResumeError about the excess", err)
+			t.Fatalf("read ended with %v; want a resume.Error about the excess", err)
 		}
 		if !bytes.Equal(got, s.data) {
 			t.Errorf("caller holds %d bytes; want exactly the %d of the body, nothing past it", len(got), len(s.data))
@@ -723,7 +727,7 @@ func TestResumeWaitBeyondTheDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newFileServer(50_000, "Etag", `"v1"`)
 		s.cut = 10_000
-		tr := retry.New(s, retry.Policy{InitialBackoff: 10 * time.Second, MaxBackoff: 10 * time.Second, Rand: constRand(0.5)})
+		tr := newTransport(s, retry.Policy{InitialBackoff: 10 * time.Second, MaxBackoff: 10 * time.Second, Rand: constRand(0.5)})
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
 		start := time.Now()
@@ -771,7 +775,7 @@ func TestResumeAtOnceAfterProgress(t *testing.T) {
 			ev := &events{}
 			ctx, out := retry.WithOutcome(t.Context())
 			start := time.Now()
-			got, err := readAll(t, retry.New(s, p(ev)), ctx)
+			got, err := readAll(t, newTransport(s, p(ev)), ctx)
 			if err != nil || sum(got) != sum(s.data) {
 				t.Fatalf("read %d bytes, %v; want all %d", len(got), err, len(s.data))
 			}
@@ -798,7 +802,7 @@ func TestResumeAtOnceAfterProgress(t *testing.T) {
 			ev := &events{}
 			ctx, out := retry.WithOutcome(t.Context())
 			start := time.Now()
-			got, err := readAll(t, retry.New(s, p(ev)), ctx)
+			got, err := readAll(t, newTransport(s, p(ev)), ctx)
 			if err != nil || sum(got) != sum(s.data) {
 				t.Fatalf("read %d bytes, %v; want all %d", len(got), err, len(s.data))
 			}
@@ -823,7 +827,7 @@ func TestResumeAtOnceAfterProgress(t *testing.T) {
 			}
 			ev := &events{}
 			ctx, out := retry.WithOutcome(t.Context())
-			got, err := readAll(t, retry.New(s, p(ev)), ctx)
+			got, err := readAll(t, newTransport(s, p(ev)), ctx)
 			if err != nil || sum(got) != sum(s.data) {
 				t.Fatalf("read %d bytes, %v; want all %d", len(got), err, len(s.data))
 			}
@@ -847,7 +851,7 @@ func TestResumeAtOnceAfterProgress(t *testing.T) {
 			pol.InitialBackoff, pol.MaxBackoff = time.Second, time.Second
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
-			readAll(t, retry.New(s, pol), ctx)
+			readAll(t, newTransport(s, pol), ctx)
 			for i, d := range ev.waits() {
 				if d == 0 {
 					t.Fatalf("continuation %d sent at once after a piece of one byte", i+1)
@@ -857,5 +861,29 @@ func TestResumeAtOnceAfterProgress(t *testing.T) {
 				t.Errorf("%d requests in 10s with a 0.5s backoff; want at most 21", n)
 			}
 		})
+	})
+}
+
+// A body read through a shared tracker is progress: the silence the
+// tracker measures ends with the bytes the caller reads.
+func TestResponseBodyReadsAreProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tracker := liveness.New()
+		inner := roundTripFunc(func(r *http.Request) (*http.Response, error) { return respond(r, 200, nil, "OK"), nil })
+		resp, err := newTransport(inner, retry.Policy{}).RoundTrip(get(liveness.With(t.Context(), tracker), api))
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Second)
+		if tracker.Silence() != 30*time.Second {
+			t.Fatalf("silence %v", tracker.Silence())
+		}
+		if _, err := io.ReadAll(resp.Body); err != nil {
+			t.Fatal(err)
+		}
+		if tracker.Silence() != 0 {
+			t.Errorf("silence after reading the body = %v, want 0", tracker.Silence())
+		}
+		resp.Body.Close()
 	})
 }

@@ -1,10 +1,10 @@
-package retry_test
+package resume_test
 
 import (
 	"fmt"
 	"testing"
 
-	"github.com/steadyhttp/steady/retry"
+	"github.com/steadyhttp/steady/resume"
 )
 
 func TestParseContentRange(t *testing.T) {
@@ -30,7 +30,7 @@ func TestParseContentRange(t *testing.T) {
 		{"", 0, 0, 0, false},
 	}
 	for _, c := range cases {
-		f, l, tot, ok := retry.ParseContentRange(c.in)
+		f, l, tot, ok := resume.ParseContentRange(c.in)
 		if ok != c.ok || ok && (f != c.first || l != c.last || tot != c.total) {
 			t.Errorf("ParseContentRange(%q) = %d, %d, %d, %v; want %d, %d, %d, %v", c.in, f, l, tot, ok, c.first, c.last, c.total, c.ok)
 		}
@@ -44,7 +44,7 @@ func FuzzParseContentRange(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		first, last, total, ok := retry.ParseContentRange(s)
+		first, last, total, ok := resume.ParseContentRange(s)
 		if !ok {
 			return
 		}

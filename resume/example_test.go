@@ -1,4 +1,4 @@
-package retry_test
+package resume_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/steadyhttp/steady/resume"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -35,10 +36,10 @@ func cutOnce(etag string) *httptest.Server {
 
 // A body that breaks mid-way is continued inside Read with a Range request,
 // because the response's strong ETag proves the rest belongs to it.
-func ExampleOutcome_resumes() {
+func Example() {
 	srv := cutOnce(`"v1"`)
 	defer srv.Close()
-	client := &http.Client{Transport: retry.New(nil, retry.Policy{InitialBackoff: time.Millisecond})}
+	client := &http.Client{Transport: resume.New(retry.New(nil, retry.Policy{InitialBackoff: time.Millisecond}))}
 	ctx, out := retry.WithOutcome(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
 	req.Header.Set("Accept-Encoding", "identity")
@@ -54,11 +55,11 @@ func ExampleOutcome_resumes() {
 }
 
 // Without a validator nothing proves a second answer continues the first,
-// so the read fails with a ResumeError instead of splicing.
-func ExampleResumeError() {
+// so the read fails with an Error instead of splicing.
+func ExampleError() {
 	srv := cutOnce("")
 	defer srv.Close()
-	client := &http.Client{Transport: retry.New(nil, retry.Policy{})}
+	client := &http.Client{Transport: resume.New(retry.New(nil, retry.Policy{}))}
 	resp, err := client.Get(srv.URL)
 	if err != nil {
 		fmt.Println(err)
@@ -66,17 +67,17 @@ func ExampleResumeError() {
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	var re *retry.ResumeError
-	fmt.Printf("%q %v %v\n", body, errors.Is(err, retry.ErrResumeRefused), errors.As(err, &re) && re.Offset == 6)
+	var re *resume.Error
+	fmt.Printf("%q %v %v\n", body, errors.Is(err, resume.ErrRefused), errors.As(err, &re) && re.Offset == 6)
 	// Output: "hello," true true
 }
 
-// WithoutResume leaves a broken body broken, with net/http's own error.
-func ExampleWithoutResume() {
+// Off leaves a broken body broken, with net/http's own error.
+func ExampleOff() {
 	srv := cutOnce(`"v1"`)
 	defer srv.Close()
-	client := &http.Client{Transport: retry.New(nil, retry.Policy{})}
-	req, _ := http.NewRequestWithContext(retry.WithoutResume(context.Background()), http.MethodGet, srv.URL, nil)
+	client := &http.Client{Transport: resume.New(retry.New(nil, retry.Policy{}))}
+	req, _ := http.NewRequestWithContext(resume.Off(context.Background()), http.MethodGet, srv.URL, nil)
 	resp, err := client.Do(req)
 	if err != nil {
 		fmt.Println(err)
@@ -84,6 +85,6 @@ func ExampleWithoutResume() {
 	}
 	defer resp.Body.Close()
 	_, err = io.ReadAll(resp.Body)
-	fmt.Println(errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, retry.ErrResumeRefused))
+	fmt.Println(errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, resume.ErrRefused))
 	// Output: true false
 }

@@ -1,4 +1,4 @@
-package retry_test
+package resume_test
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steadyhttp/steady/resume"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -51,7 +52,7 @@ func TestResumeStallBudgetCountsFromTheLastByte(t *testing.T) {
 				p := retry.Policy{ReadTimeout: 2 * time.Second, StallTimeout: 6 * time.Second, MaxAttempts: 10,
 					InitialBackoff: time.Second, MaxBackoff: time.Second, Rand: constRand(0.5)}
 				ctx, out := retry.WithOutcome(t.Context())
-				resp, err := retry.New(s, p).RoundTrip(get(ctx, api))
+				resp, err := newTransport(s, p).RoundTrip(get(ctx, api))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -82,7 +83,7 @@ func TestResumeWithoutReadTimeout(t *testing.T) {
 		s := newFileServer(100_000, "Etag", `"v1"`)
 		s.cut = 40_000
 		ctx, out := retry.WithOutcome(t.Context())
-		got, err := readAll(t, retry.New(s, p), ctx)
+		got, err := readAll(t, newTransport(s, p), ctx)
 		if err != nil || sum(got) != sum(s.data) {
 			t.Fatalf("read %d bytes, %v; want all %d", len(got), err, len(s.data))
 		}
@@ -90,7 +91,7 @@ func TestResumeWithoutReadTimeout(t *testing.T) {
 			t.Errorf("resumes %d; want 2", out.Resumes)
 		}
 
-		resp, err := retry.New(newFileServer(1000, "Etag", `"v1"`), p).RoundTrip(get(retry.WithoutResume(t.Context()), api))
+		resp, err := newTransport(newFileServer(1000, "Etag", `"v1"`), p).RoundTrip(get(resume.Off(t.Context()), api))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,34 @@
+// Package resume is the body layer: an [http.RoundTripper] above a
+// [retry.Transport] that hands the caller bodies bounded in silence and
+// continues a broken one where it broke.
+//
+// Every body [Transport] hands back has each read bounded by the request's
+// [retry.Policy.ReadTimeout] ([liveness.BoundReads]): a read that waits
+// longer fails with a [*liveness.ReadTimeoutError] instead of blocking until
+// the process is killed, and a slow body that keeps sending is never cut.
+// Bytes the caller reads are progress for a [liveness.Tracker] shared
+// through the request's context.
+//
+// A GET answered 200 (or the caller's own "bytes=N-" answered 206 with the
+// rest) whose body breaks mid-way (a reset, an unexpected EOF, the read
+// timeout) is continued inside Read with a Range request from the byte
+// reached, guarded by If-Range with the response's strong validator: a
+// strong ETag, or a Last-Modified at least a second before the response's
+// Date. The continuation asks again for the last 16 bytes already received
+// and compares them, and only a 206 whose Content-Range, length, encoding
+// and ETag prove it continues the same body is read on. Anything else fails
+// the read with an [*Error] ([ErrRefused]) rather than splice two answers.
+// A body net/http decompressed is refused too, since a range counts the
+// encoded bytes: send Accept-Encoding yourself (identity for a download).
+// [Off] turns continuation off for one request.
+//
+// Each continuation is sent through [retry.Transport.Resend], so it is a
+// re-send under the retry policy: MaxAttempts counts the attempts since data
+// last arrived, the stall budget measures the silence since the last byte,
+// the backoff, the deadline rule, the retry budget, pacing and the gate all
+// apply. The first continuation after a break that followed at least 1 MiB
+// of new bytes is sent without a backoff (ADR 220). [retry.Outcome.Resumes]
+// counts the continuations in the caller's Outcome, whose other fields are
+// kept up to date as the body is read. Closing the body ends a continuation
+// in flight.
+package resume
