@@ -27,12 +27,14 @@ var allowed = map[string]struct {
 	"credentials": {},
 	"config":      {},
 	"event":       {},
-	"retry":       {internal: leaves, external: []string{"golang.org/x/sync/"}},
+	"ratelimit":   {internal: leaves},
+	"budget":      {internal: leaves},
+	"retry":       {internal: append(slices.Clone(leaves), "ratelimit", "budget"), external: []string{"golang.org/x/sync/"}},
 	"paginate":    {internal: leaves},
 	"chunk":       {},
 	"fanout":      {internal: append(slices.Clone(leaves), "retry"), external: []string{"golang.org/x/sync/"}},
 	"steadytest":  {internal: []string{"paginate"}},
-	"":            {internal: append(slices.Clone(leaves), "retry", "paginate", "chunk", "fanout"), external: []string{"golang.org/x/sync/"}},
+	"":            {internal: append(slices.Clone(leaves), "ratelimit", "budget", "retry", "paginate", "chunk", "fanout"), external: []string{"golang.org/x/sync/"}},
 }
 
 type listedPackage struct {

@@ -3,8 +3,8 @@
 // spends one quota and one retry budget rather than one each.
 //
 // A [Store] implements both of the retry package's store seams:
-// [retry.BudgetStore] for [retry.Budget.Store] and [retry.QuotaLeaser] for a
-// [retry.SharedPacer] in [retry.Policy.Quotas]. Each call is one Lua script, run atomically
+// [budget.Store] for [budget.Budget.Store] and [ratelimit.Leaser] for a
+// [ratelimit.SharedPacer] in [retry.Policy.Pacer]. Each call is one Lua script, run atomically
 // in one round trip, on Redis' own clock (TIME), so the processes' clocks
 // never have to agree. Processes take permits in leases, a batch at a time,
 // so steady traffic costs about one round trip per ten requests.

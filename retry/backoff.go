@@ -114,16 +114,3 @@ func serverJitter(hint, maxBackoff time.Duration) time.Duration {
 }
 
 const minServerJitter = 50 * time.Millisecond
-
-// HoldWait returns the wait the transport takes for a pacer's hold h under
-// p, with r in [0,1): the pure function the transport itself uses.
-func (p Policy) HoldWait(h PaceHold, r float64) time.Duration {
-	q := p.withDefaults()
-	return holdWait(h, r, q.MaxBackoff, q.MaxRetryAfter)
-}
-
-// holdWait is a pacing hold plus its jitter (sized by the pacer, capped at
-// maxBackoff), never past limit.
-func holdWait(h PaceHold, r float64, maxBackoff, limit time.Duration) time.Duration {
-	return h.Wait + jitter(r, min(h.Jitter, maxBackoff, limit-h.Wait))
-}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -114,14 +115,14 @@ func ExampleError() {
 // A pacer holds the requests that draw a spent quota until its reset, and
 // nothing else: here GitHub's search bucket, spent for ten seconds.
 func ExamplePacer() {
-	var p retry.Pacer
+	var p ratelimit.Pacer
 	now := time.Unix(1_800_000_000, 0)
 	h := http.Header{"X-Ratelimit-Resource": {"search"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1800000010"}}
-	q, _ := retry.ParseQuota(h, now)
-	p.Observe("api.github.com", retry.Route("/search/issues"), q, now, now)
+	q, _ := ratelimit.Parse(h, now)
+	p.Observe("api.github.com", ratelimit.Route("/search/issues"), q, now, now)
 
-	search := p.Hold("api.github.com", retry.Route("/search/code"), now, time.Minute)
-	core := p.Hold("api.github.com", retry.Route("/repos/o/r"), now, time.Minute)
+	search := p.Hold("api.github.com", ratelimit.Route("/search/code"), now, time.Minute)
+	core := p.Hold("api.github.com", ratelimit.Route("/repos/o/r"), now, time.Minute)
 	fmt.Println(q.Name, search.Wait, core.Wait)
 	// Output: search 10s 0s
 }
@@ -130,6 +131,6 @@ func ExamplePacer() {
 func ExampleIsRateLimit() {
 	secondary := &http.Response{StatusCode: 403, Header: http.Header{"Retry-After": {"60"}}}
 	plain := &http.Response{StatusCode: 403, Header: http.Header{}}
-	fmt.Println(retry.IsRateLimit(secondary), retry.IsRateLimit(plain))
+	fmt.Println(ratelimit.IsRateLimit(secondary), ratelimit.IsRateLimit(plain))
 	// Output: true false
 }

@@ -12,20 +12,6 @@ func ServerWait(hint time.Duration, r float64, maxBackoff, maxRetryAfter time.Du
 	return serverWait(hint, r, maxBackoff, maxRetryAfter)
 }
 
-// States returns how many quota states the pacer keeps.
-func (p *Pacer) States() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.count
-}
-
-// Locked runs f with the pacer's lock held, to show f takes no lock.
-func (p *Pacer) Locked(f func()) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	f()
-}
-
 // Watched reports how many bodies the transport's watchdog lists and
 // whether its timer is set.
 func (t *Transport) Watched() (bodies int, timerSet bool) {
