@@ -11,7 +11,7 @@ import (
 	"github.com/steadyhttp/steady/retry"
 )
 
-// BenchmarkPacedResponse is the command line's setting (Pace and a
+// BenchmarkPacedResponse is the command line's setting (a Pacer and a
 // Reporter) on a successful response without rate-limit fields and with
 // the fields every response of a limited API carries: the cost of reading
 // them is the difference.
