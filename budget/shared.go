@@ -8,8 +8,8 @@ import (
 )
 
 // Lease sizes for a shared budget (ADR 200). First attempts are credited
-// once ten have gathered, or with the next lease, so traffic without
-// failures costs one store call per ten requests. Re-sends are leased two at
+// once fifty have gathered, or with the next lease, so traffic without
+// failures costs one store call per fifty requests. Re-sends are leased two at
 // a time: an outage's re-sends come in bursts, and a holder that crashes
 // takes at most two re-sends from the fleet, which the floor refills within
 // a second.
