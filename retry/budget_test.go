@@ -12,13 +12,13 @@ import (
 
 func TestBudgetStopsRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		budget := &budget.Budget{MinPerSecond: -1}
+		b := &budget.Budget{MinPerSecond: -1}
 		s := &script{steps: []func(*http.Request) (*http.Response, error){status(503)}}
-		tr := retry.New(s, retry.Policy{MaxAttempts: 5, Budget: budget, Rand: constRand(0)})
+		tr := retry.New(s, retry.Policy{MaxAttempts: 5, Budget: b, Rand: constRand(0)})
 		// 20 first attempts deposit 2 re-sends in all: the first call's four
 		// re-sends are cut to two, and the call stops on ErrBudget.
 		for range 19 {
-			budget.Deposit()
+			b.Deposit()
 		}
 		ctx, out := retry.WithOutcome(t.Context())
 		resp, err := tr.RoundTrip(get(ctx, api))

@@ -644,8 +644,8 @@ func TestResumeWithdrawsFromTheBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newFileServer(50_000, "Etag", `"v1"`)
 		s.cut = 10_000
-		budget := &budget.Budget{Ratio: 0.01, MinPerSecond: -1, MaxTokens: 1}
-		tr := retry.New(s, retry.Policy{Budget: budget, Rand: constRand(0.5)})
+		b := &budget.Budget{Ratio: 0.01, MinPerSecond: -1, MaxTokens: 1}
+		tr := retry.New(s, retry.Policy{Budget: b, Rand: constRand(0.5)})
 		_, err := readAll(t, tr, t.Context())
 		if !errors.Is(err, retry.ErrBudget) {
 			t.Fatalf("read ended with %v; want ErrBudget", err)
