@@ -25,13 +25,12 @@ func TestBudgetConcurrentDeposits(t *testing.T) {
 	}
 }
 
-// BenchmarkBudgetDeposit measures the success path under contention: one
-// atomic add, no lock.
+// BenchmarkBudgetDeposit is the success path under contention.
 func BenchmarkBudgetDeposit(b *testing.B) {
-	budget := &budget.Budget{}
+	bud := &budget.Budget{}
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			budget.Deposit()
+			bud.Deposit()
 		}
 	})
 }
