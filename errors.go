@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -131,7 +132,7 @@ func statusError(resp *http.Response, out *retry.Outcome, red *credentials.Redac
 		}
 	}
 	switch {
-	case retry.IsRateLimit(resp) || (out != nil && errors.Is(out.Stop, retry.ErrRetryAfter)):
+	case ratelimit.IsRateLimit(resp) || (out != nil && errors.Is(out.Stop, retry.ErrRetryAfter)):
 		hint := time.Duration(0)
 		if out != nil {
 			hint = out.RetryAfter

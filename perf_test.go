@@ -15,11 +15,13 @@ import (
 	"github.com/steadyhttp/steady"
 )
 
-// TestGetJSONAllocations holds GetJSON to the allocations of the hand loop
-// (http.Client and a json.Decoder) on the same in-memory response, plus the
-// retry layer's per-attempt state (a cancellable context, the read bound,
-// the buffered body) and the call's outcome. Counts, not times:
-// they do not depend on how busy the machine is.
+// TestGetJSONAllocations holds GetJSON near the allocations of the hand loop
+// (http.Client and a json.Decoder) on the same in-memory response: the
+// retry layer's per-attempt state (the outcome, the read bound's timer per
+// read, the buffered body) and the credentials layer's request copy cost a
+// few. It guards against growth per call; what a user feels is the cost
+// over loopback (BenchmarkFacadeOverLoopback). Counts, not times: they do
+// not depend on how busy the machine is.
 func TestGetJSONAllocations(t *testing.T) {
 	mem := &memTransport{body: jsonRows(2 << 10), ct: "application/json"}
 	client := &http.Client{Transport: mem}
@@ -46,8 +48,8 @@ func TestGetJSONAllocations(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if got > hand+5 {
-		t.Errorf("GetJSON: %v allocations a call, the hand loop %v: more than 5 above it", got, hand)
+	if got > hand+10 {
+		t.Errorf("GetJSON: %v allocations a call, the hand loop %v: more than 10 above it", got, hand)
 	}
 }
 

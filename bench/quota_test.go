@@ -12,8 +12,9 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
-	"github.com/steadyhttp/steady/internal/limitertest"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/internal/limitertest"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -39,7 +40,7 @@ func TestQuotaEdge(t *testing.T) {
 	}{
 		{"steady (Pace, Reporter)", func() *http.Client {
 			rep := event.ReporterFunc(func(event.Event) {})
-			return &http.Client{Transport: retry.New(newInner(), retry.Policy{Pace: true, Reporter: rep})}
+			return &http.Client{Transport: retry.New(newInner(), retry.Policy{Pacer: new(ratelimit.Pacer), Reporter: rep})}
 		}},
 		{"go-retryablehttp", func() *http.Client {
 			c := retryablehttp.NewClient()

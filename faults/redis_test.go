@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steadyhttp/steady/budget"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/redisquota"
 	"github.com/steadyhttp/steady/redisquota/redistest"
 	"github.com/steadyhttp/steady/retry"
@@ -50,7 +52,7 @@ func TestRedisSlow(t *testing.T) {
 		w.Header().Set("X-RateLimit-Reset", "3600")
 	}))
 	defer api.Close()
-	tr := retry.New(nil, retry.Policy{Pace: true, Quotas: &retry.SharedPacer{Leaser: store}, Budget: &retry.Budget{Store: store}})
+	tr := retry.New(nil, retry.Policy{Pacer: &ratelimit.SharedPacer{Leaser: store}, Budget: &budget.Budget{Store: store}})
 	defer tr.CloseIdleConnections()
 	send := func(n int, tag string) {
 		t.Helper()

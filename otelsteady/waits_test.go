@@ -9,6 +9,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steadyhttp/steady/budget"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -25,7 +27,7 @@ func TestPacingHold(t *testing.T) {
 			resp.Header.Set("RateLimit", `"default";r=0;t=2`)
 			return resp, nil
 		})
-		c := client(t, r, bottom, retry.Policy{Pace: true, Rand: constRand(0.5)})
+		c := client(t, r, bottom, retry.Policy{Pacer: new(ratelimit.Pacer), Rand: constRand(0.5)})
 		t0, _ := r.underCaller(t, func(ctx context.Context) error {
 			for range 2 {
 				if err := c.GetJSON(ctx, "items", nil, new(any)); err != nil {
@@ -55,7 +57,7 @@ func TestPacingHold(t *testing.T) {
 func TestBudgetRefusal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t)
-		t0, err := r.getItems(t, &scripted{codes: []int{503}}, retry.Policy{Budget: &retry.Budget{MinPerSecond: -1, MaxTokens: 0.01}})
+		t0, err := r.getItems(t, &scripted{codes: []int{503}}, retry.Policy{Budget: &budget.Budget{MinPerSecond: -1, MaxTokens: 0.01}})
 		if err == nil {
 			t.Fatal("a refused re-send returned no error")
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steadyhttp/steady/budget"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -23,8 +25,8 @@ func BenchmarkAddedLatency(b *testing.B) {
 		w.Header().Set("RateLimit", `"default";r=999999;t=3600`)
 	}))
 	defer api.Close()
-	local := retry.New(nil, retry.Policy{Pace: true, Budget: &retry.Budget{}})
-	shared := retry.New(nil, retry.Policy{Pace: true, Quotas: &retry.SharedPacer{Leaser: p.store}, Budget: &retry.Budget{Store: p.store}})
+	local := retry.New(nil, retry.Policy{Pacer: new(ratelimit.Pacer), Budget: &budget.Budget{}})
+	shared := retry.New(nil, retry.Policy{Pacer: &ratelimit.SharedPacer{Leaser: p.store}, Budget: &budget.Budget{Store: p.store}})
 	defer local.CloseIdleConnections()
 	defer shared.CloseIdleConnections()
 	var tl, ts []time.Duration

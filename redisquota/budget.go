@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/steadyhttp/steady/retry"
+	"github.com/steadyhttp/steady/budget"
 )
 
 // budgetWindow is the retry package's budget window, in milliseconds: the
@@ -64,19 +63,19 @@ redis.call('PEXPIRE', KEYS[1], win * 6)
 return {granted, math.floor(tokens * 1000)}
 `)
 
-// TakeBudget implements [retry.BudgetStore].
-func (s *Store) TakeBudget(ctx context.Context, r retry.BudgetTake) (retry.BudgetLease, error) {
+// TakeBudget implements [budget.Store].
+func (s *Store) TakeBudget(ctx context.Context, r budget.Take) (budget.Lease, error) {
 	v, err := s.run(ctx, budgetScript, []string{s.budgetKey()},
 		fmtFloat(r.Ratio), fmtFloat(r.MinPerSecond), fmtFloat(r.MaxTokens),
 		max(r.Deposits, 0), max(r.Returned, 0), max(r.Want, 0), budgetWindow)
 	if err != nil {
-		return retry.BudgetLease{}, err
+		return budget.Lease{}, err
 	}
 	xs, err := toInt64s(v, 2)
 	if err != nil {
-		return retry.BudgetLease{}, err
+		return budget.Lease{}, err
 	}
-	return retry.BudgetLease{Granted: clamp(xs[0], r.Want), TTL: budgetLeaseTTL}, nil
+	return budget.Lease{Granted: clamp(xs[0], r.Want), TTL: budgetLeaseTTL}, nil
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -4,14 +4,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/steadyhttp/steady/retry"
+	"github.com/steadyhttp/steady/budget"
 )
 
 // Two processes on one namespace draw on one bucket: together they get the
 // bucket's ten re-sends, not ten each; on separate namespaces, ten each.
 func TestBudgetOneBucketForAFleet(t *testing.T) {
 	srv := startRedis(t)
-	drain := func(bs ...*retry.Budget) int {
+	drain := func(bs ...*budget.Budget) int {
 		n := 0
 		for progress := true; progress; {
 			progress = false
@@ -24,8 +24,8 @@ func TestBudgetOneBucketForAFleet(t *testing.T) {
 		}
 		return n
 	}
-	newBudget := func(name string) *retry.Budget {
-		return &retry.Budget{Store: open(t, srv.URL(name)).store, MinPerSecond: -1}
+	newBudget := func(name string) *budget.Budget {
+		return &budget.Budget{Store: open(t, srv.URL(name)).store, MinPerSecond: -1}
 	}
 	if got, want := drain(newBudget("fleet"), newBudget("fleet")), 10; got != want {
 		t.Errorf("two processes on one namespace got %d re-sends; want %d", got, want)
@@ -38,8 +38,8 @@ func TestBudgetOneBucketForAFleet(t *testing.T) {
 // First attempts made by one process earn re-sends for another.
 func TestBudgetDepositsCountForTheFleet(t *testing.T) {
 	srv := startRedis(t)
-	a := &retry.Budget{Store: open(t, srv.URL("fleet")).store, MinPerSecond: -1}
-	b := &retry.Budget{Store: open(t, srv.URL("fleet")).store, MinPerSecond: -1}
+	a := &budget.Budget{Store: open(t, srv.URL("fleet")).store, MinPerSecond: -1}
+	b := &budget.Budget{Store: open(t, srv.URL("fleet")).store, MinPerSecond: -1}
 	for b.Withdraw(time.Now()) {
 	}
 	for range 100 { // credited in two batches of 50: ten re-sends' worth
@@ -58,8 +58,8 @@ func TestBudgetDepositsCountForTheFleet(t *testing.T) {
 // share the bucket exactly as two in step do.
 func TestBudgetIgnoresProcessClocks(t *testing.T) {
 	srv := startRedis(t)
-	ahead := &retry.Budget{Store: open(t, srv.URL("skew")).store, MinPerSecond: -1}
-	behind := &retry.Budget{Store: open(t, srv.URL("skew")).store, MinPerSecond: -1}
+	ahead := &budget.Budget{Store: open(t, srv.URL("skew")).store, MinPerSecond: -1}
+	behind := &budget.Budget{Store: open(t, srv.URL("skew")).store, MinPerSecond: -1}
 	n := 0
 	for i := 0; i < 40; i++ {
 		b, skew := ahead, 3*time.Hour

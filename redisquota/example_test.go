@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/steadyhttp/steady/budget"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/redisquota"
 	"github.com/steadyhttp/steady/retry"
 )
@@ -25,9 +27,8 @@ func ExampleOpen() {
 		}
 	}
 	tr := retry.New(nil, retry.Policy{
-		Pace:   true,
-		Quotas: &retry.SharedPacer{Leaser: store},
-		Budget: &retry.Budget{Store: store},
+		Pacer:  &ratelimit.SharedPacer{Leaser: store},
+		Budget: &budget.Budget{Store: store},
 	})
 	defer tr.CloseIdleConnections() // hands back unused permits
 	_ = &http.Client{Transport: tr}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steadyhttp/steady/budget"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -29,7 +31,7 @@ func flakyAPI(t *testing.T) (*httptest.Server, *atomic.Int64) {
 }
 
 func sharedTransport(p *process) *retry.Transport {
-	return retry.New(nil, retry.Policy{Pace: true, Quotas: &retry.SharedPacer{Leaser: p.store}, Budget: &retry.Budget{Store: p.store},
+	return retry.New(nil, retry.Policy{Pacer: &ratelimit.SharedPacer{Leaser: p.store}, Budget: &budget.Budget{Store: p.store},
 		InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 }
 

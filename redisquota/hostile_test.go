@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steadyhttp/steady/budget"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/redisquota"
-	"github.com/steadyhttp/steady/retry"
 )
 
 // liar is a TCP server that answers every line with reply, whatever was
@@ -64,11 +65,11 @@ func TestStoreThatLies(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := open(t, "redis://"+liar(t, c.reply)+"/0?name=liar")
-			l, err := p.store.TakeQuota(t.Context(), "h", retry.QuotaCall{Want: 3})
-			if err == nil && (l.Count < 0 || l.Count > 3 || l.Start < 0 || l.Interval < 0 || l.TTL < 0 || l.Start > retry.MaxQuotaPeriod) {
+			l, err := p.store.TakeQuota(t.Context(), "h", ratelimit.LeaseCall{Want: 3})
+			if err == nil && (l.Count < 0 || l.Count > 3 || l.Start < 0 || l.Interval < 0 || l.TTL < 0 || l.Start > ratelimit.MaxPeriod) {
 				t.Errorf("lease %+v from a lying store", l)
 			}
-			b := &retry.Budget{Store: p.store}
+			b := &budget.Budget{Store: p.store}
 			b.Withdraw(time.Now()) // must not panic; answered one way or the other
 		})
 	}

@@ -4,8 +4,7 @@ import (
 	"context"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/steadyhttp/steady/retry"
+	"github.com/steadyhttp/steady/ratelimit"
 )
 
 // quotaScript keeps one quota for a fleet, on Redis' clock (ADR 201). It
@@ -135,8 +134,8 @@ redis.call('PEXPIRE', KEYS[1], math.floor(keep))
 return {count, math.floor(start), iv, math.floor(ttl), wid}
 `)
 
-// TakeQuota implements [retry.QuotaLeaser].
-func (s *Store) TakeQuota(ctx context.Context, key string, c retry.QuotaCall) (retry.QuotaLease, error) {
+// TakeQuota implements [ratelimit.Leaser].
+func (s *Store) TakeQuota(ctx context.Context, key string, c ratelimit.LeaseCall) (ratelimit.Lease, error) {
 	observed := 0
 	if c.Observed {
 		observed = 1
@@ -146,11 +145,11 @@ func (s *Store) TakeQuota(ctx context.Context, key string, c retry.QuotaCall) (r
 		max(c.Want, 0), observed, max(q.Remaining, 0), max(millis(q.Reset), 0),
 		max(q.Limit, 0), max(millis(q.Window), 0), max(millis(c.Age), 0), max(c.Returned, 0), c.Epoch, max(c.Unleased, 0))
 	if err != nil {
-		return retry.QuotaLease{}, err
+		return ratelimit.Lease{}, err
 	}
 	xs, err := toInt64s(v, 5)
 	if err != nil {
-		return retry.QuotaLease{}, err
+		return ratelimit.Lease{}, err
 	}
-	return retry.QuotaLease{Count: clamp(xs[0], c.Want), Start: duration(xs[1]), Interval: duration(xs[2]), TTL: duration(xs[3]), Epoch: xs[4]}, nil
+	return ratelimit.Lease{Count: clamp(xs[0], c.Want), Start: duration(xs[1]), Interval: duration(xs[2]), TTL: duration(xs[3]), Epoch: xs[4]}, nil
 }

@@ -13,11 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steadyhttp/steady/budget"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/redisquota"
 	"github.com/steadyhttp/steady/retry"
 )
 
-func take(t *testing.T, s *redisquota.Store, key string, c retry.QuotaCall) retry.QuotaLease {
+func take(t *testing.T, s *redisquota.Store, key string, c ratelimit.LeaseCall) ratelimit.Lease {
 	t.Helper()
 	l, err := s.TakeQuota(context.Background(), key, c)
 	if err != nil {
@@ -33,17 +35,17 @@ func TestQuotaOneWindowForAFleet(t *testing.T) {
 	srv := startRedis(t)
 	a, b := open(t, srv.URL("fleet")).store, open(t, srv.URL("fleet")).store
 	const key = "api.test"
-	if l := take(t, a, key, retry.QuotaCall{Want: 20}); l.Count != 20 || l.Start != 0 {
+	if l := take(t, a, key, ratelimit.LeaseCall{Want: 20}); l.Count != 20 || l.Start != 0 {
 		t.Fatalf("nothing known: lease %+v; want 20 permits now", l)
 	}
-	seen := retry.Quota{Remaining: 12, Reset: 5 * time.Second, Limit: 50, Window: 5 * time.Second}
-	l := take(t, a, key, retry.QuotaCall{Want: 20, Observed: true, Seen: seen})
+	seen := ratelimit.Quota{Remaining: 12, Reset: 5 * time.Second, Limit: 50, Window: 5 * time.Second}
+	l := take(t, a, key, ratelimit.LeaseCall{Want: 20, Observed: true, Seen: seen})
 	if l.Count != 3 || l.Start != 0 || l.TTL <= 0 || l.TTL > 5*time.Second {
 		t.Fatalf("12 remaining: lease %+v; want a quarter (3) now, valid until the reset", l)
 	}
 	total := l.Count
 	for total < 12 {
-		l := take(t, b, key, retry.QuotaCall{Want: 20})
+		l := take(t, b, key, ratelimit.LeaseCall{Want: 20})
 		if l.Start != 0 || l.Count < 1 {
 			t.Fatalf("after %d of 12 permits: lease %+v; want permits now", total, l)
 		}
@@ -52,8 +54,8 @@ func TestQuotaOneWindowForAFleet(t *testing.T) {
 	if total != 12 {
 		t.Fatalf("the fleet got %d permits from 12 remaining", total)
 	}
-	first := take(t, a, key, retry.QuotaCall{Want: 20})
-	second := take(t, b, key, retry.QuotaCall{Want: 20})
+	first := take(t, a, key, ratelimit.LeaseCall{Want: 20})
+	second := take(t, b, key, ratelimit.LeaseCall{Want: 20})
 	// Slots go out a tenth of the limit at a time, so a holder that stops
 	// early strands few of them.
 	if first.Count != 5 || first.Interval != 25*time.Millisecond || first.Start <= 0 || first.Start > 5*time.Second {
@@ -73,16 +75,16 @@ func TestQuotaOneWindowForAFleet(t *testing.T) {
 func TestQuotaIgnoresProcessClocks(t *testing.T) {
 	srv := startRedis(t)
 	a, b := open(t, srv.URL("skew")).store, open(t, srv.URL("skew")).store
-	seen := retry.Quota{Remaining: 8, Reset: 3 * time.Second}
-	take(t, a, "h", retry.QuotaCall{Observed: true, Seen: seen})
+	seen := ratelimit.Quota{Remaining: 8, Reset: 3 * time.Second}
+	take(t, a, "h", ratelimit.LeaseCall{Observed: true, Seen: seen})
 	// b saw the same response 500ms ago; its reset is the same instant.
-	take(t, b, "h", retry.QuotaCall{Observed: true, Seen: retry.Quota{Remaining: 6, Reset: 3500 * time.Millisecond}, Age: 500 * time.Millisecond})
+	take(t, b, "h", ratelimit.LeaseCall{Observed: true, Seen: ratelimit.Quota{Remaining: 6, Reset: 3500 * time.Millisecond}, Age: 500 * time.Millisecond})
 	n := 0
 	for range 10 {
-		if l := take(t, a, "h", retry.QuotaCall{Want: 1}); l.Start == 0 {
+		if l := take(t, a, "h", ratelimit.LeaseCall{Want: 1}); l.Start == 0 {
 			n += l.Count
 		}
-		if l := take(t, b, "h", retry.QuotaCall{Want: 1}); l.Start == 0 {
+		if l := take(t, b, "h", ratelimit.LeaseCall{Want: 1}); l.Start == 0 {
 			n += l.Count
 		}
 	}
@@ -96,8 +98,8 @@ func TestQuotaIgnoresProcessClocks(t *testing.T) {
 func TestQuotaKeys(t *testing.T) {
 	srv := startRedis(t)
 	s := open(t, srv.URL("team-a")).store
-	take(t, s, "api.example.gov", retry.QuotaCall{Want: 1, Observed: true, Seen: retry.Quota{Remaining: 3, Reset: time.Second}})
-	(&retry.Budget{Store: s}).Withdraw(time.Now())
+	take(t, s, "api.example.gov", ratelimit.LeaseCall{Want: 1, Observed: true, Seen: ratelimit.Quota{Remaining: 3, Reset: time.Second}})
+	(&budget.Budget{Store: s}).Withdraw(time.Now())
 	ks := keys(t, srv)
 	if len(ks) != 2 {
 		t.Fatalf("keys %q; want one quota and one budget", ks)
@@ -131,7 +133,7 @@ func TestRoundTripsPerRequest(t *testing.T) {
 		w.Header().Set("X-RateLimit-Reset", "3600")
 	}))
 	defer api.Close()
-	tr := retry.New(nil, retry.Policy{Pace: true, Quotas: &retry.SharedPacer{Leaser: p.store}, Budget: &retry.Budget{Store: p.store}})
+	tr := retry.New(nil, retry.Policy{Pacer: &ratelimit.SharedPacer{Leaser: p.store}, Budget: &budget.Budget{Store: p.store}})
 	defer tr.CloseIdleConnections()
 	const n = 2000
 	var wg sync.WaitGroup
@@ -162,16 +164,16 @@ func TestRoundTripsPerRequest(t *testing.T) {
 func TestQuotaReturnedPermits(t *testing.T) {
 	srv := startRedis(t)
 	a, b := open(t, srv.URL("ret")).store, open(t, srv.URL("ret")).store
-	seen := retry.Quota{Remaining: 40, Reset: 30 * time.Second, Limit: 100, Window: time.Minute}
-	l := take(t, a, "h", retry.QuotaCall{Want: 20, Observed: true, Seen: seen})
+	seen := ratelimit.Quota{Remaining: 40, Reset: 30 * time.Second, Limit: 100, Window: time.Minute}
+	l := take(t, a, "h", ratelimit.LeaseCall{Want: 20, Observed: true, Seen: seen})
 	if l.Count != 10 {
 		t.Fatalf("lease %+v; want 10 of 40", l)
 	}
-	take(t, a, "h", retry.QuotaCall{Returned: 9, Epoch: l.Epoch})
-	take(t, a, "h", retry.QuotaCall{Returned: 50, Epoch: l.Epoch + 1}) // another window's: ignored
+	take(t, a, "h", ratelimit.LeaseCall{Returned: 9, Epoch: l.Epoch})
+	take(t, a, "h", ratelimit.LeaseCall{Returned: 50, Epoch: l.Epoch + 1}) // another window's: ignored
 	n := 0
 	for range 100 {
-		l := take(t, b, "h", retry.QuotaCall{Want: 20})
+		l := take(t, b, "h", ratelimit.LeaseCall{Want: 20})
 		if l.Start > 0 {
 			break
 		}
@@ -192,7 +194,7 @@ func TestTransportReleasesPermits(t *testing.T) {
 		w.Header().Set("RateLimit", `"default";r=80;t=30`)
 	}))
 	defer api.Close()
-	tr := retry.New(nil, retry.Policy{Pace: true, Quotas: &retry.SharedPacer{Leaser: p.store}})
+	tr := retry.New(nil, retry.Policy{Pacer: &ratelimit.SharedPacer{Leaser: p.store}})
 	mustGet(t, tr, api.URL) // learns the quota
 	mustGet(t, tr, api.URL) // takes a lease of 20 (a quarter of 80), uses one
 	tr.CloseIdleConnections()
@@ -201,7 +203,7 @@ func TestTransportReleasesPermits(t *testing.T) {
 	key := api.Listener.Addr().String() + "\x00default"
 	n := 0
 	for range 100 {
-		l := take(t, other, key, retry.QuotaCall{Want: 20})
+		l := take(t, other, key, ratelimit.LeaseCall{Want: 20})
 		if l.Start > 0 {
 			break
 		}

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/steadyhttp/steady/retry"
+	"github.com/steadyhttp/steady/budget"
+	"github.com/steadyhttp/steady/ratelimit"
 )
 
 // A Store keeps a fleet's retry budget and quotas in Redis under one
@@ -30,8 +30,8 @@ type Store struct {
 }
 
 var (
-	_ retry.BudgetStore = (*Store)(nil)
-	_ retry.QuotaLeaser = (*Store)(nil)
+	_ budget.Store     = (*Store)(nil)
+	_ ratelimit.Leaser = (*Store)(nil)
 )
 
 // ErrName is returned for a namespace that cannot name keys.
@@ -103,7 +103,7 @@ func millis(d time.Duration) int64 { return d.Milliseconds() }
 // duration reads milliseconds from the store, bounded to what a quota may
 // announce (a day), so no reply overflows into a negative wait.
 func duration(ms int64) time.Duration {
-	return time.Duration(min(max(ms, 0), retry.MaxQuotaPeriod.Milliseconds())) * time.Millisecond
+	return time.Duration(min(max(ms, 0), ratelimit.MaxPeriod.Milliseconds())) * time.Millisecond
 }
 
 // clamp bounds a count from the store to what was asked.

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/steadyhttp/steady/budget"
 	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/resume"
@@ -647,8 +648,8 @@ func TestResumeWithdrawsFromTheBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newFileServer(50_000, "Etag", `"v1"`)
 		s.cut = 10_000
-		budget := &retry.Budget{Ratio: 0.01, MinPerSecond: -1, MaxTokens: 1}
-		tr := newTransport(s, retry.Policy{Budget: budget, Rand: constRand(0.5)})
+		b := &budget.Budget{Ratio: 0.01, MinPerSecond: -1, MaxTokens: 1}
+		tr := newTransport(s, retry.Policy{Budget: b, Rand: constRand(0.5)})
 		_, err := readAll(t, tr, t.Context())
 		if !errors.Is(err, retry.ErrBudget) {
 			t.Fatalf("read ended with %v; want ErrBudget", err)

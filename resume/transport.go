@@ -32,6 +32,9 @@ func New(next *retry.Transport) *Transport {
 // returns what the transport below returned; only the body differs.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	if _, inAttempt := liveness.BodyInAttempt(ctx); inAttempt {
+		return t.next.RoundTrip(req) // the body is read below, inside the attempt: nothing to hand over
+	}
 	out := retry.OutcomeFrom(ctx)
 	if out == nil {
 		// The body's errors count the attempts of the call that produced it.

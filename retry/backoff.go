@@ -63,9 +63,3 @@ func serverJitter(hint, maxBackoff time.Duration) time.Duration {
 }
 
 const minServerJitter = 50 * time.Millisecond
-
-// holdWait is a pacing hold plus its jitter (sized by the pacer, capped at
-// maxBackoff), never past limit.
-func holdWait(h PaceHold, r float64, maxBackoff, limit time.Duration) time.Duration {
-	return h.Wait + jitter(r, min(h.Jitter, maxBackoff, limit-h.Wait))
-}

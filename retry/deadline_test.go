@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -25,7 +26,7 @@ func TestWaitBeyondDeadlineIsNotStarted(t *testing.T) {
 	}{
 		{"backoff after a 503", status(503), retry.Policy{InitialBackoff: 20 * time.Second, Rand: constRand(0)}, true},
 		{"Retry-After under the cap", status(429, "Retry-After", "30"), retry.Policy{}, true},
-		{"a spent quota's reset", status(429, "RateLimit", `"default";r=0;t=30`), retry.Policy{Pace: true}, true},
+		{"a spent quota's reset", status(429, "RateLimit", `"default";r=0;t=30`), retry.Policy{Pacer: new(ratelimit.Pacer)}, true},
 		{"backoff after a reset connection", fail(reset), retry.Policy{InitialBackoff: 20 * time.Second, Rand: constRand(0)}, false},
 	}
 	for _, c := range cases {
@@ -143,7 +144,7 @@ func TestForbiddenRateLimits(t *testing.T) {
 	}
 	plain := &http.Response{StatusCode: 403, Header: http.Header{}}
 	limited := &http.Response{StatusCode: 403, Header: http.Header{"Retry-After": {"60"}}}
-	if retry.IsRateLimit(plain) || !retry.IsRateLimit(limited) || !retry.IsRateLimit(&http.Response{StatusCode: 429}) {
+	if ratelimit.IsRateLimit(plain) || !ratelimit.IsRateLimit(limited) || !ratelimit.IsRateLimit(&http.Response{StatusCode: 429}) {
 		t.Error("IsRateLimit tells a plain 403 from a rate limit wrongly")
 	}
 }
@@ -152,17 +153,17 @@ func TestForbiddenRateLimits(t *testing.T) {
 // the deadline would cut short ends the call with that response.
 func TestResendHoldBeyondDeadlineKeepsTheResponse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		shared := &retry.Pacer{}
+		shared := &ratelimit.Pacer{}
 		inner := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			// Another client of the same quota spends it meanwhile.
-			shared.Observe(r.URL.Host, retry.Route(r.URL.Path), retry.Quota{Remaining: 0, Reset: 30 * time.Second}, time.Now(), time.Now())
+			shared.Observe(r.URL.Host, ratelimit.Route(r.URL.Path), ratelimit.Quota{Remaining: 0, Reset: 30 * time.Second}, time.Now(), time.Now())
 			return respond(r, 503, nil, "busy"), nil
 		})
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
 		ctx, out := retry.WithOutcome(ctx)
 		start := time.Now()
-		resp, err := retry.New(inner, retry.Policy{Pace: true, Quotas: shared, Rand: constRand(0)}).RoundTrip(get(ctx, api))
+		resp, err := retry.New(inner, retry.Policy{Pacer: shared, Rand: constRand(0)}).RoundTrip(get(ctx, api))
 		if err != nil || resp.StatusCode != 503 || time.Since(start) != 0 {
 			t.Fatalf("RoundTrip = %v, %v after %v; want the 503 at once", resp, err, time.Since(start))
 		}

@@ -25,11 +25,14 @@
 // call stops at once with [ErrDeadline] (which errors.Is matches against
 // [context.DeadlineExceeded]) and the last response, or the last cause.
 //
-// With [Policy.Pace], every response's rate-limit fields are read
-// ([ParseQuota]: the IETF draft's RateLimit and RateLimit-Policy forms and
-// X-RateLimit-*), and a [Pacer] holds the requests that draw a spent quota
-// until its reset, spacing them at the announced rate. A 403 that says it is
-// a rate limit ([IsRateLimit]) is waited out like a 429.
+// With a [Policy.Pacer] (a [ratelimit.Limiter]), the transport asks it
+// before every attempt whether the request may be sent now or how long it
+// must wait, and tells it the quota every response announced
+// ([ratelimit.Parse]: the IETF draft's RateLimit and RateLimit-Policy forms
+// and X-RateLimit-*); a [ratelimit.Pacer] holds the requests that draw a
+// spent quota until its reset, spacing them at the announced rate. A 403
+// that says it is a rate limit ([ratelimit.IsRateLimit]) is waited out like
+// a 429.
 //
 // Only what a later attempt could survive is re-sent: statuses chosen by
 // [Policy.RetryStatus] ([GatewayStatus] or [AnyServerError]), and transport
@@ -55,11 +58,11 @@
 // the attempts and the stop reason of one call even when it returned a
 // response.
 //
-// A [Budget] and the quotas [Policy.Pace] follows are this process's own by
-// default. A fleet of processes on one API key shares them through a store:
-// [Budget.Store] ([BudgetStore]) and a [SharedPacer] on a [QuotaLeaser] in
-// [Policy.Quotas], which the redisquota module implements on Redis. Permits are taken in
-// leases, so a store call serves many requests; every call has a short
-// deadline ([StoreTimeout]), and a store that fails or is slow is answered
-// from local state, never by failing or stalling a request.
+// A [Policy.Budget] ([budget.Budget]) bounds re-sends across the calls that
+// share it. The budget and the quotas a [ratelimit.Pacer] follows are this
+// process's own; a fleet of processes on one API key shares them through a
+// store ([budget.Store], and a [ratelimit.SharedPacer] on a
+// [ratelimit.Leaser]), which the redisquota module implements on Redis. A
+// store that fails or is slow is answered from local state, never by
+// failing or stalling a request.
 package retry

@@ -110,26 +110,3 @@ func ExampleError() {
 	// 2 true true
 	// GET https://api.example.gov/items?api_key=REDACTED: attempts exhausted after 2 attempts: unexpected EOF
 }
-
-// A pacer holds the requests that draw a spent quota until its reset, and
-// nothing else: here GitHub's search bucket, spent for ten seconds.
-func ExamplePacer() {
-	var p retry.Pacer
-	now := time.Unix(1_800_000_000, 0)
-	h := http.Header{"X-Ratelimit-Resource": {"search"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1800000010"}}
-	q, _ := retry.ParseQuota(h, now)
-	p.Observe("api.github.com", retry.Route("/search/issues"), q, now, now)
-
-	search := p.Hold("api.github.com", retry.Route("/search/code"), now, time.Minute)
-	core := p.Hold("api.github.com", retry.Route("/repos/o/r"), now, time.Minute)
-	fmt.Println(q.Name, search.Wait, core.Wait)
-	// Output: search 10s 0s
-}
-
-// A 403 is a rate limit when it says so; a plain one is a refusal.
-func ExampleIsRateLimit() {
-	secondary := &http.Response{StatusCode: 403, Header: http.Header{"Retry-After": {"60"}}}
-	plain := &http.Response{StatusCode: 403, Header: http.Header{}}
-	fmt.Println(retry.IsRateLimit(secondary), retry.IsRateLimit(plain))
-	// Output: true false
-}

@@ -11,17 +11,3 @@ func Backoff(n int, r float64, initial, max time.Duration) time.Duration {
 func ServerWait(hint time.Duration, r float64, maxBackoff, maxRetryAfter time.Duration) time.Duration {
 	return serverWait(hint, r, maxBackoff, maxRetryAfter)
 }
-
-// States returns how many quota states the pacer keeps.
-func (p *Pacer) States() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.count
-}
-
-// Locked runs f with the pacer's lock held, to show f takes no lock.
-func (p *Pacer) Locked(f func()) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	f()
-}

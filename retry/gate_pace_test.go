@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -71,7 +72,7 @@ func TestPacingHoldsUntilReset(t *testing.T) {
 			status(200, "RateLimit", `"default";r=99;t=60`),
 		}}
 		var waits []event.Event
-		tr := retry.New(s, retry.Policy{Pace: true, Rand: constRand(0.5), Reporter: event.ReporterFunc(func(e event.Event) {
+		tr := retry.New(s, retry.Policy{Pacer: new(ratelimit.Pacer), Rand: constRand(0.5), Reporter: event.ReporterFunc(func(e event.Event) {
 			if e.Kind == event.Waiting {
 				waits = append(waits, e)
 			}
@@ -119,7 +120,7 @@ func TestPacingRetryAfterTakesPrecedence(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &script{steps: []func(*http.Request) (*http.Response, error){
 			status(429, "Retry-After", "2", "RateLimit", `"default";r=0;t=40`), status(200)}}
-		tr := retry.New(s, retry.Policy{Pace: true, Rand: constRand(0.999999)})
+		tr := retry.New(s, retry.Policy{Pacer: new(ratelimit.Pacer), Rand: constRand(0.999999)})
 		resp, err := tr.RoundTrip(get(t.Context(), api))
 		if err != nil {
 			t.Fatal(err)
@@ -167,7 +168,7 @@ func TestPacingSpreadsHeldRequests(t *testing.T) {
 			mu.Unlock()
 			return respond(r, 200, nil, ""), nil
 		})
-		tr := retry.New(inner, retry.Policy{Pace: true}) // the default random source
+		tr := retry.New(inner, retry.Policy{Pacer: new(ratelimit.Pacer)}) // the default random source
 		resp, err := tr.RoundTrip(get(t.Context(), api))
 		if err != nil {
 			t.Fatal(err)
@@ -193,46 +194,6 @@ func TestPacingSpreadsHeldRequests(t *testing.T) {
 			t.Errorf("20 held requests woke at only %d distinct instants", len(distinct))
 		}
 	})
-}
-
-// With its quota announced, the requests held to a reset are released one
-// every Window/Limit, not all at the reset.
-func TestPacerSpacesReleaseByAnnouncedQuota(t *testing.T) {
-	t.Parallel()
-	t0 := time.Unix(1000, 0)
-	var p retry.Pacer
-	p.Observe("api", "items", retry.Quota{Remaining: 0, Reset: 2 * time.Second, Limit: 10, Window: time.Second}, t0, t0)
-	for i := range 5 {
-		h := p.Hold("api", "items", t0, time.Minute)
-		want := 2*time.Second + time.Duration(i)*100*time.Millisecond
-		if h.Wait != want || h.Jitter != 0 || h.Refused {
-			t.Errorf("held request %d: %+v, want a wait of %v without jitter", i, h, want)
-		}
-	}
-	if h := p.Hold("other", "items", t0, time.Minute); h.Wait != 0 {
-		t.Errorf("another host waits %v", h.Wait)
-	}
-	// After the held requests drained, nothing waits.
-	if h := p.Hold("api", "items", t0.Add(3*time.Second), time.Minute); h.Wait != 0 {
-		t.Errorf("after draining a request waits %v", h.Wait)
-	}
-	// Without an announced quota, every held request gets the reset itself,
-	// with a jitter sized to those held before it.
-	var q retry.Pacer
-	q.Observe("api", "", retry.Quota{Remaining: 0, Reset: time.Second}, t0, t0)
-	for i := range 3 {
-		h := q.Hold("api", "", t0, time.Minute)
-		if want := time.Duration(i) * 10 * time.Millisecond; h.Wait != time.Second || h.Jitter != want {
-			t.Errorf("unannounced quota, request %d: %+v, want 1s with a jitter of %v", i, h, want)
-		}
-	}
-	// A response that says requests remain lifts a hold.
-	var r retry.Pacer
-	r.Observe("api", "", retry.Quota{Remaining: 0, Reset: time.Minute}, t0, t0)
-	r.Observe("api", "", retry.Quota{Remaining: 5, Reset: time.Minute}, t0, t0)
-	if h := r.Hold("api", "", t0, time.Minute); h.Wait != 0 {
-		t.Errorf("lifted hold still waits %v", h.Wait)
-	}
 }
 
 // Cancelled while held by pacing: the context's own error, recorded in the

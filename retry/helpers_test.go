@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -146,7 +147,7 @@ func get(ctx context.Context, url string) *http.Request {
 func spentQuota(t *testing.T, kv ...string) (*script, *retry.Transport) {
 	t.Helper()
 	s := &script{steps: []func(*http.Request) (*http.Response, error){status(200, kv...)}}
-	tr := retry.New(s, retry.Policy{Pace: true})
+	tr := retry.New(s, retry.Policy{Pacer: new(ratelimit.Pacer)})
 	resp, err := tr.RoundTrip(get(t.Context(), api))
 	if err != nil {
 		t.Fatal(err)

@@ -1,426 +1,159 @@
 package retry
 
 import (
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
+	"net/http"
 	"time"
+
+	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/ratelimit"
 )
 
-// A Pacer holds requests whose quota is spent. When a response says no
-// requests remain until a reset, the requests that draw that quota wait for
-// the reset: all requests to the host for an unnamed quota, only those on
-// the routes (first path segments) that drew it for a named one, such as
-// GitHub's `search` resource. When the server also announced its quota
-// (RateLimit-Policy), the requests held are released one every
-// Window/Limit rather than all at once, so a fleet held to one reset does
-// not spend the new window in its first instant and run out again; requests
-// that arrive once the window reset and find room in it are not held.
-//
-// What a pacer keeps is bounded: a quota's state is forgotten when its
-// reset passed and its held requests drained, and at the latest MaxHold
-// after its reset, whatever the response said; a later response to a
-// request sent after the quota was seen spent, saying requests remain,
-// clears it at once. While no quota is held the pacer takes no lock.
-//
-// The zero value is ready to use and safe for concurrent use; the
-// transport keeps one per [Transport] when [Policy.Pace] is set. It is
-// exported for simulations that drive the same arithmetic.
-type Pacer struct {
-	// MaxHold bounds how long after its reset a quota's state is kept
-	// (0: [DefaultMaxRetryAfter]). The transport sets it to the policy's
-	// MaxRetryAfter.
-	MaxHold time.Duration
+// The loop asks [Policy.Pacer] two questions: before a request is sent, may
+// it be sent now or how long must it wait (paceFirst, paceResend); after a
+// response, what it announced (acceptQuota, refusedQuota). Without a Pacer
+// the answers are those of noPacing: send now, and nothing is kept. The
+// quota a response announced is read without a Pacer too, for its events.
 
-	states  atomic.Int32 // quotas with state; lets the common case skip the lock
-	horizon atomic.Int64 // Unix ns after which no state holds anything
-	mu      sync.Mutex
-	hosts   map[string][]*quotaState
-	opened  map[quotaKey]*opening // what each window's first response implies
-	count   int                   // states, under mu
-	sweepAt int                   // sweep expired states when count reaches it,
-	swept   time.Time             // or a second after the last sweep
+// noPacing is the [ratelimit.Limiter] of a policy without a Pacer.
+type noPacing struct{}
+
+func (noPacing) Hold(string, string, time.Time, time.Duration) ratelimit.Hold {
+	return ratelimit.Hold{}
 }
+func (noPacing) Observe(string, string, ratelimit.Quota, time.Time, time.Time) {}
 
-// A QuotaStore keeps the state of spent quotas for pacing: the in-process
-// [Pacer] by default, or a store that several processes share. Hold and
-// Observe are the calls of [Pacer], with its meaning; a store must answer
-// at once, and one that cannot reach its shared state answers from local
-// state rather than stall a request.
-type QuotaStore interface {
-	Hold(host, route string, now time.Time, limit time.Duration) PaceHold
-	Observe(host, route string, q Quota, sent, now time.Time)
-}
-
-var _ QuotaStore = (*Pacer)(nil)
-
-// PaceHold is a pacer's answer for one request.
-type PaceHold struct {
-	// Wait is how long the request must wait for its slot; 0: send now.
-	Wait time.Duration
-	// Jitter is the ceiling of a jitter to add to Wait, so that requests
-	// held to one reset do not wake together. It is sized to the requests
-	// already held for that reset (none: no jitter), and is 0 for the slot
-	// of a spaced release, which has its own instant.
-	Jitter time.Duration
-	// Spaced is set for the slot of a spaced release (the quota was
-	// announced).
-	Spaced bool
-	// Refused is set when Wait exceeds the limit the caller gave: nothing
-	// was reserved.
-	Refused bool
-}
-
-// holdJitterStep is the spread per request already held for a reset: 100
-// held requests spread over a second, the most any hold is jittered.
-const holdJitterStep = 10 * time.Millisecond
-
-// quotaState is one spent quota: the whole of what a pacer keeps per
-// quota, and the piece a shared store would keep.
-type quotaState struct {
-	name     string   // "": the whole host
-	routes   []string // for a named quota, the routes that drew it
-	all      bool     // too many routes to list: it holds every request
-	seen     time.Time
-	until    time.Time // the reset
-	expires  time.Time // until + MaxHold: forgotten then, whatever was said
-	limit    int64
-	interval time.Duration // Window/Limit when announced, else 0
-	next     time.Time     // the next slot of a spaced release
-	held     int64         // requests given a slot since it was seen spent
-}
-
-const maxRoutes = 8
-
-type quotaKey struct{ host, name string }
-
-// opening is what the response that opened a quota's window implies.
-type opening struct {
-	at     time.Time     // the reset: zero once a spent quota used it
-	window time.Duration // a window of whole seconds, learnt from a Unix-second reset; 0: not known
-	seen   time.Time     // forgotten MaxHold and a window after
-}
-
-// draws reports whether a request on route draws the quota.
-func (s *quotaState) draws(route string) bool {
-	return s.name == "" || s.all || slices.Contains(s.routes, route)
-}
-
-// slot returns when a request at now may be sent, and whether that is a
-// slot of a spaced release. done means the state holds nothing any more.
-func (s *quotaState) slot(now time.Time) (at time.Time, spaced, done bool) {
-	if !now.Before(s.expires) {
-		return now, false, true
+// pacer returns the policy's Pacer, or noPacing.
+func (c *call) pacer() ratelimit.Limiter {
+	if c.p.Pacer != nil {
+		return c.p.Pacer
 	}
-	if now.Before(s.until) {
-		if s.interval > 0 {
-			return s.next, true, false
+	return noPacing{}
+}
+
+// route is what the request draws of a named quota.
+func (c *call) route() string { return ratelimit.Route(c.req.URL.Path) }
+
+// readQuota reads resp's quota, when pacing or reporting, and tells the
+// Pacer. at is when the fields were read.
+func (c *call) readQuota(resp *http.Response, sent time.Time) (q ratelimit.Quota, at time.Time, ok bool) {
+	at = time.Now()
+	if q, ok = ratelimit.Parse(resp.Header, at); ok {
+		c.pacer().Observe(c.req.URL.Host, c.route(), q, sent, at)
+	}
+	return q, at, ok
+}
+
+// acceptQuota hands resp, accepted on its merits, to the caller when it
+// carries a quota and the call paces or reports, and reports whether it
+// did: the quota told to the Pacer, the body prepared, the outcome and the
+// event told. The quota rides on the RequestFinished rather than on a
+// QuotaSeen of its own, stamped with the clock read for it (ADR 0167).
+func (c *call) acceptQuota(resp *http.Response, attempt int, sent time.Time, shared bool) bool {
+	if c.p.Pacer == nil && c.p.Reporter == nil {
+		return false
+	}
+	q, at, ok := c.readQuota(resp, sent)
+	if !ok {
+		return false
+	}
+	c.handOver(shared)
+	c.finish(attempt, nil, resp.StatusCode, 0, nil)
+	if c.p.Reporter != nil {
+		c.emit(event.Event{Kind: event.RequestFinished, Time: at, Attempt: attempt, Status: resp.StatusCode,
+			Quota: true, Remaining: q.Remaining, Reset: q.Reset})
+	}
+	return true
+}
+
+// refusedQuota reads the quota of resp, a refusal to be re-sent or not,
+// tells the Pacer and reports it, and returns its reset when the quota is
+// spent: the hint of a refusal without a Retry-After when pacing, and
+// always for a 403, which only a rate limit makes worth re-sending.
+func (c *call) refusedQuota(resp *http.Response, sent time.Time) (reset time.Duration, spent bool) {
+	forbidden := resp.StatusCode == http.StatusForbidden
+	if c.p.Pacer == nil && c.p.Reporter == nil && !forbidden {
+		return 0, false
+	}
+	q, at, ok := c.readQuota(resp, sent)
+	if !ok {
+		return 0, false
+	}
+	if c.p.Reporter != nil {
+		c.emit(event.Event{Kind: event.QuotaSeen, Time: at, Status: resp.StatusCode, Remaining: q.Remaining, Reset: q.Reset})
+	}
+	spent = (c.p.Pacer != nil || forbidden) && q.Remaining == 0 && q.Reset > 0
+	return q.Reset, spent
+}
+
+// paceFirst waits out the Pacer's hold before the first attempt, or ends
+// the call when the hold is longer than MaxRetryAfter or than the time left
+// before the context's deadline.
+func (c *call) paceFirst() error {
+	p := c.p
+	now := time.Now()
+	limit := p.MaxRetryAfter
+	if left, hasDeadline := c.left(now); hasDeadline {
+		limit = min(limit, left)
+	}
+	h := c.pacer().Hold(c.req.URL.Host, c.route(), now, limit)
+	if h.Wait == 0 {
+		return nil
+	}
+	if h.Refused {
+		reason := ErrRateLimited
+		if h.Wait <= p.MaxRetryAfter {
+			reason = ErrDeadline
 		}
-		return s.until, false, false
+		c.finish(0, reason, 0, 0, nil)
+		closeRequestBody(c.req) // never handed to the inner transport
+		if p.Reporter != nil {
+			c.emit(event.Event{Kind: event.Stopped, Reason: reason.Error(), Wait: h.Wait, Stop: reason})
+		}
+		return &Error{Method: c.req.Method, URL: c.redacted(), Reason: reason, Wait: h.Wait}
 	}
-	// The window reset. Held requests still draining at the announced rate
-	// leave room in it for the rest of the limit.
-	if s.interval == 0 || !s.next.After(now) {
-		return now, false, true
+	wait := holdWait(h, p.Rand(), p.MaxBackoff, limit)
+	if p.Reporter != nil {
+		c.emit(event.Event{Kind: event.Waiting, Attempt: 1, Wait: wait, Reason: event.WaitRateLimited})
 	}
-	if s.held < s.limit {
-		return now, false, false
+	if err := c.sleep(wait); err != nil {
+		closeRequestBody(c.req) // never handed to the inner transport
+		return c.canceled(0, true)
 	}
-	return s.next, true, false
+	c.ensureTracker().Credit(wait)
+	return nil
 }
 
-func (s *quotaState) reserve(at time.Time, spaced bool) {
-	s.held++
-	if spaced {
-		s.next = at.Add(s.interval)
+// paceResend takes the pacing slot of a re-send planned wait after now:
+// the hold to add to the wait, or why the re-send stops (a hold beyond
+// MaxRetryAfter, or beyond the time left before the deadline).
+func (c *call) paceResend(now time.Time, wait, left time.Duration, hasDeadline bool) (time.Duration, error) {
+	p := c.p
+	limit := p.MaxRetryAfter
+	if hasDeadline {
+		limit = min(limit, left-wait)
 	}
-}
-
-// last is the latest instant the state can hold a request at.
-func (s *quotaState) last() time.Time {
-	if s.next.After(s.until) {
-		return s.next
-	}
-	return s.until
-}
-
-// Route returns the part of a request path that names what it draws for
-// named quotas: its first segment.
-func Route(path string) string {
-	path = strings.TrimPrefix(path, "/")
-	route, _ := cutByte(path, '/')
-	return route
-}
-
-// Hold returns how long a request to host on route must wait at now. It
-// reserves the request's slot unless the wait would exceed limit, in which
-// case nothing is reserved and Refused is set: call it once per request.
-func (p *Pacer) Hold(host, route string, now time.Time, limit time.Duration) PaceHold {
-	if p.states.Load() == 0 || now.UnixNano() >= p.horizon.Load() {
-		return PaceHold{}
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	states := p.hosts[host]
-	at, spaced, queued := now, false, int64(0)
-	for i := 0; i < len(states); i++ {
-		s := states[i]
-		sAt, sSpaced, done := s.slot(now)
-		if done {
-			states = p.remove(host, states, i)
-			i--
-			continue
-		}
-		if !s.draws(route) || !sAt.After(now) {
-			continue
-		}
-		if sAt.After(at) {
-			at, spaced = sAt, sSpaced
-		}
-		queued = max(queued, s.held)
-	}
-	wait := at.Sub(now)
-	if wait <= 0 {
-		// Requests that find room count against the limit of a draining
-		// release.
-		for _, s := range states {
-			if s.draws(route) && !now.Before(s.until) {
-				s.held++
-			}
-		}
-		return PaceHold{}
-	}
-	if wait > limit {
-		return PaceHold{Wait: wait, Refused: true}
-	}
-	for _, s := range states {
-		if s.draws(route) {
-			sAt, sSpaced, _ := s.slot(now)
-			if sAt.After(now) {
-				s.reserve(at, sSpaced)
-				p.extend(s.last())
-			}
-		}
-	}
-	h := PaceHold{Wait: wait, Spaced: spaced}
-	if !spaced {
-		h.Jitter = min(time.Second, wait/10, time.Duration(queued)*holdJitterStep)
-	}
-	return h
-}
-
-// Observe records the quota q that a response to a request to host on
-// route said at now; sent is when that request was sent, so that news older
-// than a hold does not lift it.
-//
-// The response that opened a window (one request of its limit spent) says
-// most precisely when the window resets: its own reset is an upper bound
-// short of the window by only a round trip, where the last response's is
-// late by the time the window's requests took. It is kept until the quota
-// is spent, and costs a lock once a window; a reset given in whole Unix
-// seconds, up to a second late, is refined with the instant the request
-// was sent, assuming a window of whole seconds.
-func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
-	if !p.notes(&q, now) {
-		return // nothing held to lift: the common case takes no lock
-	}
-	spent := q.Remaining == 0 && q.Reset > 0
-	opener := q.Limit > 0 && q.Remaining == q.Limit-1 && q.Reset > 0
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if opener {
-		p.learn(host, q, sent, now)
-	}
-	states := p.hosts[host]
-	var s *quotaState
-	for i, st := range states {
-		if st.name == q.Name {
-			s = st
-			if !spent {
-				if !sent.Before(st.seen) {
-					p.remove(host, states, i) // fresh news: the quota has room
-				}
-				return
-			}
-			break
-		}
-	}
-	if !spent {
-		return
-	}
-	maxHold := p.MaxHold
-	if maxHold <= 0 {
-		maxHold = DefaultMaxRetryAfter
-	}
-	until := now.Add(q.Reset)
-	key := quotaKey{host, q.Name}
-	if o, ok := p.opened[key]; ok {
-		if o.at.After(now) && o.at.Before(until) {
-			until = o.at
-		}
-		o.at = time.Time{}
-	}
+	h := c.pacer().Hold(c.req.URL.Host, c.route(), now.Add(wait), limit)
 	switch {
-	case s == nil:
-		s = &quotaState{name: strings.Clone(q.Name), next: until}
-		p.add(host, s, now)
-	case !now.Before(s.expires):
-		*s = quotaState{name: s.name, routes: s.routes[:0], next: until}
-	case !now.Before(s.until):
-		// A new window spent: the slots given in the last one are used.
-		s.held = 0
-		s.next = maxTime(s.next, until)
-	default:
-		// Held requests keep their slots; the release starts no earlier
-		// than the new reset.
-		s.next = maxTime(s.next, until)
+	case h.Refused && h.Wait > p.MaxRetryAfter:
+		return 0, ErrRateLimited
+	case h.Refused:
+		return 0, ErrDeadline
+	case h.Wait > 0:
+		return holdWait(h, p.Rand(), p.MaxBackoff, limit), nil
 	}
-	s.seen, s.until, s.expires = now, until, until.Add(maxHold)
-	s.limit, s.interval = 0, 0
-	if q.Limit > 0 && q.Window > 0 && q.Limit <= maxQuotaLimit && q.Window <= MaxQuotaPeriod {
-		s.limit, s.interval = q.Limit, q.Window/time.Duration(q.Limit)
-	}
-	if s.name != "" && !s.all && !s.draws(route) {
-		if len(s.routes) < maxRoutes {
-			s.routes = append(s.routes, strings.Clone(route))
-		} else {
-			s.all, s.routes = true, nil
-		}
-	}
-	p.extend(s.last())
+	return 0, nil
 }
 
-// notes reports whether Observe would take note of q at now: q spends its
-// quota or opens its window, or a state is held that q may lift. The
-// transport asks before the call, whose arguments cost more than the
-// answer on the common path.
-func (p *Pacer) notes(q *Quota, now time.Time) bool {
-	return q.Reset > 0 && (q.Remaining == 0 || q.Limit > 0 && q.Remaining == q.Limit-1) || p.holds(now)
+// holdWait is a pacing hold plus its jitter (sized by the pacer, capped at
+// maxBackoff), never past limit.
+func holdWait(h ratelimit.Hold, r float64, maxBackoff, limit time.Duration) time.Duration {
+	return h.Wait + jitter(r, min(h.Jitter, maxBackoff, limit-h.Wait))
 }
 
-// holds reports whether a state may hold a request at now.
-func (p *Pacer) holds(now time.Time) bool {
-	return p.states.Load() != 0 && now.UnixNano() < p.horizon.Load()
-}
-
-// learn keeps the reset that q, the answer to the request that opened its
-// window, implies. Called under mu.
-func (p *Pacer) learn(host string, q Quota, sent, now time.Time) {
-	if p.opened == nil {
-		p.opened = make(map[quotaKey]*opening)
+// firstOf returns the first value of a header field, or "".
+func firstOf(v []string) string {
+	if len(v) > 0 {
+		return v[0]
 	}
-	key := quotaKey{host, q.Name}
-	o := p.opened[key]
-	if o == nil {
-		p.sweep(now)
-		o = &opening{}
-		p.opened[quotaKey{strings.Clone(host), strings.Clone(q.Name)}] = o
-	}
-	o.at, o.seen = now.Add(q.Reset), now
-	if !q.ResetUnix || sent.After(now) {
-		return
-	}
-	// A reset in whole Unix seconds is up to a second late. The window
-	// opened between sent and now; lasting whole seconds, it ends the same
-	// fraction past a second as it began. When no second began between
-	// sent and now, that fraction is known to a round trip: the reset's
-	// second, less what was left of the second sent was in, plus the round
-	// trip to be sure; and the window's length is learnt. Otherwise a
-	// window learnt before says when it ends.
-	if sent.Unix() == now.Unix() {
-		left := time.Duration(sent.UnixNano() % int64(time.Second))
-		if left > 0 {
-			left = time.Second - left
-		}
-		reset := now.Add(q.Reset)
-		o.at = reset.Add(-left + now.Sub(sent))
-		if w := reset.Sub(sent.Add(left)).Round(time.Second); w > 0 {
-			o.window = w
-		}
-	} else if o.window > 0 {
-		o.at = minTime(o.at, now.Add(o.window))
-	}
-}
-
-// extend moves the horizon to at least t. Called under mu.
-func (p *Pacer) extend(t time.Time) {
-	if n := t.UnixNano(); n > p.horizon.Load() {
-		p.horizon.Store(n)
-	}
-}
-
-// add records a new state, first sweeping the expired ones when their
-// number doubled or a second passed: what the pacer keeps stays
-// proportional to the quotas spent now, at an amortized constant cost.
-func (p *Pacer) add(host string, s *quotaState, now time.Time) {
-	if p.hosts == nil {
-		p.hosts = make(map[string][]*quotaState)
-	}
-	p.sweep(now)
-	p.hosts[host] = append(p.hosts[host], s)
-	p.count++
-	p.states.Add(1)
-}
-
-// sweep deletes the states and learned resets that hold nothing at now,
-// when their number doubled since the last sweep or a second passed: what
-// the pacer keeps stays proportional to the quotas in use, at an amortized
-// constant cost. Called under mu.
-func (p *Pacer) sweep(now time.Time) {
-	if p.count+len(p.opened) < p.sweepAt && now.Sub(p.swept) < time.Second {
-		return
-	}
-	var horizon time.Time
-	for h, states := range p.hosts {
-		for i := 0; i < len(states); i++ {
-			if _, _, done := states[i].slot(now); done {
-				states = p.remove(h, states, i)
-				i--
-			} else if l := states[i].last(); l.After(horizon) {
-				horizon = l
-			}
-		}
-	}
-	p.horizon.Store(horizon.UnixNano())
-	maxHold := p.MaxHold
-	if maxHold <= 0 {
-		maxHold = DefaultMaxRetryAfter
-	}
-	for k, o := range p.opened {
-		if now.Sub(o.seen) > maxHold+o.window {
-			delete(p.opened, k)
-		}
-	}
-	p.sweepAt, p.swept = max(64, 2*(p.count+len(p.opened))), now
-}
-
-// remove deletes states[i] of host and returns what is left. Called under mu.
-func (p *Pacer) remove(host string, states []*quotaState, i int) []*quotaState {
-	last := len(states) - 1
-	states[i] = states[last]
-	states[last] = nil
-	states = states[:last]
-	if len(states) == 0 {
-		delete(p.hosts, host)
-	} else {
-		p.hosts[host] = states
-	}
-	p.count--
-	p.states.Add(-1)
-	return states
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
+	return ""
 }

@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
-// BenchmarkPacedResponse is the command line's setting (Pace and a
+// BenchmarkPacedResponse is the command line's setting (a Pacer and a
 // Reporter) on a successful response without rate-limit fields and with
 // the fields every response of a limited API carries: the cost of reading
 // them is the difference.
@@ -38,7 +39,7 @@ func BenchmarkPacedResponse(b *testing.B) {
 				resp.Request = r
 				return resp, nil
 			})
-			tr := retry.New(inner, retry.Policy{Pace: true, Reporter: event.ReporterFunc(func(event.Event) {})})
+			tr := retry.New(inner, retry.Policy{Pacer: new(ratelimit.Pacer), Reporter: event.ReporterFunc(func(event.Event) {})})
 			req, _ := http.NewRequest(http.MethodGet, "https://api.example.gov/items?page=2", nil)
 			b.ReportAllocs()
 			for b.Loop() {

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/steadytest"
 )
@@ -39,7 +40,7 @@ func TestPacingAgainstSteadytestQuota(t *testing.T) {
 					h.ServeHTTP(rec, r)
 					return rec.Result(), nil
 				})
-				paced := retry.New(inner, retry.Policy{Pace: true})
+				paced := retry.New(inner, retry.Policy{Pacer: new(ratelimit.Pacer)})
 				start := time.Now()
 				for i := range 12 {
 					resp, err := paced.RoundTrip(get(t.Context(), "http://127.0.0.1/items?limit=1&offset="+itoa(i)))

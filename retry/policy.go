@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/steadyhttp/steady/budget"
 	"github.com/steadyhttp/steady/config"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/ratelimit"
 )
 
 // Defaults of a [Policy] that other packages name; every default comes
@@ -70,14 +72,13 @@ type Policy struct {
 	Reporter event.Reporter
 	// Budget, when set, bounds re-sends across every call sharing it; a call
 	// whose re-send the budget refuses stops with [ErrBudget].
-	Budget *Budget
-	// Pace, when true, reads rate-limit headers and holds requests to a host
-	// whose quota is spent until its reset (bounded by MaxRetryAfter).
-	Pace bool
-	// Quotas keeps the paced quotas (nil: a [Pacer] of the transport's
-	// own). Transports given one store pace as one client: a [*Pacer]
-	// shared in a process, or a store shared between processes.
-	Quotas QuotaStore
+	Budget *budget.Budget
+	// Pacer, when set, is told every response's rate-limit fields and holds
+	// the requests whose quota is spent until its reset (bounded by
+	// MaxRetryAfter); nil: no pacing. Transports given one Pacer pace as
+	// one client: a [*ratelimit.Pacer] in a process (its MaxHold set to
+	// MaxRetryAfter), a [*ratelimit.SharedPacer] across processes.
+	Pacer ratelimit.Limiter
 
 	defaultMethods bool // Methods was nil: the idempotent set, checked without folding
 }

@@ -10,150 +10,28 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steadyhttp/steady/budget"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
-// budgetStoreFunc is a fake BudgetStore.
-type budgetStoreFunc func(context.Context, retry.BudgetTake) (retry.BudgetLease, error)
-
-func (f budgetStoreFunc) TakeBudget(ctx context.Context, r retry.BudgetTake) (retry.BudgetLease, error) {
-	return f(ctx, r)
-}
-
 // quotaStoreFunc is a fake QuotaStore.
-type quotaStoreFunc func(context.Context, string, retry.QuotaCall) (retry.QuotaLease, error)
+type quotaStoreFunc func(context.Context, string, ratelimit.LeaseCall) (ratelimit.Lease, error)
 
-func (f quotaStoreFunc) TakeQuota(ctx context.Context, key string, c retry.QuotaCall) (retry.QuotaLease, error) {
+func (f quotaStoreFunc) TakeQuota(ctx context.Context, key string, c ratelimit.LeaseCall) (ratelimit.Lease, error) {
 	return f(ctx, key, c)
 }
 
 var errStoreDown = errors.New("store down")
-
-// A shared budget credits first attempts in batches, leases re-sends and
-// hands back what expired unused, so the store sees every first attempt
-// and the fleet loses no re-send to a lease that ran out.
-func TestBudgetStoreBatchesAndLeases(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var calls []retry.BudgetTake
-		tokens := 5
-		store := budgetStoreFunc(func(_ context.Context, r retry.BudgetTake) (retry.BudgetLease, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			calls = append(calls, r)
-			tokens += r.Returned
-			g := min(r.Want, tokens)
-			tokens -= g
-			return retry.BudgetLease{Granted: g, TTL: 2 * time.Second}, nil
-		})
-		b := &retry.Budget{Store: store}
-		for range 120 {
-			b.Deposit()
-		}
-		if got, want := len(calls), 2; got != want {
-			t.Fatalf("120 first attempts made %d store calls; want %d (one per 50)", got, want)
-		}
-		for _, c := range calls {
-			if c.Deposits != 50 || c.Want != 0 {
-				t.Errorf("deposit call %+v; want 50 deposits and no re-sends", c)
-			}
-		}
-		if !b.Withdraw(time.Now()) || !b.Withdraw(time.Now()) {
-			t.Fatal("a store with tokens refused a re-send")
-		}
-		if got, want := len(calls), 3; got != want {
-			t.Fatalf("two re-sends made %d store calls in all; want %d (one lease of two)", got, want)
-		}
-		if c := calls[2]; c.Deposits != 20 || c.Want != 2 || c.Ratio != retry.DefaultBudgetRatio {
-			t.Errorf("lease call %+v; want the 20 pending first attempts, 2 re-sends, the default ratio", c)
-		}
-		b.Withdraw(time.Now()) // a lease of two more; one used
-		time.Sleep(3 * time.Second)
-		b.Withdraw(time.Now()) // the lease expired: its unused re-send goes back
-		if c := calls[len(calls)-1]; c.Returned != 1 {
-			t.Errorf("call after an expired lease returned %d re-sends; want 1", c.Returned)
-		}
-		for b.Withdraw(time.Now()) {
-		}
-		st := b.Stats(time.Now())
-		if st.Allowed != 5 || st.Refused != 1 {
-			t.Errorf("stats %+v; want the store's 5 re-sends allowed and 1 refused", st)
-		}
-	})
-}
-
-// A store that fails is left alone for a second, answered locally in the
-// meantime, and asked again afterwards; first attempts counted while it was
-// down are credited when it is back.
-func TestBudgetStoreDegradesAndRejoins(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var down atomic.Bool
-		var calls atomic.Int32
-		var credited atomic.Int64
-		store := budgetStoreFunc(func(_ context.Context, r retry.BudgetTake) (retry.BudgetLease, error) {
-			calls.Add(1)
-			if down.Load() {
-				return retry.BudgetLease{}, errStoreDown
-			}
-			credited.Add(r.Deposits)
-			return retry.BudgetLease{}, nil // an empty shared bucket
-		})
-		b := &retry.Budget{Store: store, MaxTokens: 3}
-		for range 100 {
-			b.Deposit()
-		}
-		if b.Withdraw(time.Now()) {
-			t.Fatal("an empty shared bucket allowed a re-send")
-		}
-		down.Store(true)
-		n := calls.Load()
-		// The local bucket has banked its share of 100 first attempts (capped
-		// at 3) and answers while the store is down, after one failed call.
-		for i := range 3 {
-			if !b.Withdraw(time.Now()) {
-				t.Fatalf("re-send %d refused with the store down and local tokens", i+1)
-			}
-		}
-		for range 200 {
-			b.Deposit()
-		}
-		if got := calls.Load() - n; got != 1 {
-			t.Errorf("%d store calls while it was down within its second; want 1", got)
-		}
-		down.Store(false)
-		time.Sleep(time.Second)
-		b.Withdraw(time.Now())
-		if got, want := credited.Load(), int64(300); got != want {
-			t.Errorf("store credited %d first attempts; want all %d", got, want)
-		}
-	})
-}
-
-// Every store call carries a short deadline, so a store that hangs costs
-// a request at most retry.StoreTimeout.
-func TestStoreCallsHaveADeadline(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		store := budgetStoreFunc(func(ctx context.Context, _ retry.BudgetTake) (retry.BudgetLease, error) {
-			<-ctx.Done()
-			return retry.BudgetLease{}, ctx.Err()
-		})
-		b := &retry.Budget{Store: store}
-		start := time.Now()
-		b.Withdraw(start)
-		if got := time.Since(start); got != retry.StoreTimeout {
-			t.Errorf("a hanging store held a re-send %v; want %v", got, retry.StoreTimeout)
-		}
-	})
-}
 
 // Requests take their permits from the store's leases, one store call per
 // lease, and a request held by the store waits for its slot.
 func TestSharedQuotaLeases(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
-		var calls []retry.QuotaCall
+		var calls []ratelimit.LeaseCall
 		held := false
-		store := quotaStoreFunc(func(_ context.Context, key string, c retry.QuotaCall) (retry.QuotaLease, error) {
+		store := quotaStoreFunc(func(_ context.Context, key string, c ratelimit.LeaseCall) (ratelimit.Lease, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			calls = append(calls, c)
@@ -164,9 +42,9 @@ func TestSharedQuotaLeases(t *testing.T) {
 				held = true
 			}
 			if held {
-				return retry.QuotaLease{Count: min(c.Want, 3), Start: 5 * time.Second, Interval: time.Second, TTL: time.Second}, nil
+				return ratelimit.Lease{Count: min(c.Want, 3), Start: 5 * time.Second, Interval: time.Second, TTL: time.Second}, nil
 			}
-			return retry.QuotaLease{Count: c.Want, TTL: 10 * time.Second}, nil
+			return ratelimit.Lease{Count: c.Want, TTL: 10 * time.Second}, nil
 		})
 		remaining := 90
 		next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -176,7 +54,7 @@ func TestSharedQuotaLeases(t *testing.T) {
 			remaining = max(remaining-10, 0)
 			return respond(r, 200, h, "ok"), nil
 		})
-		tr := retry.New(next, retry.Policy{Pace: true, Quotas: &retry.SharedPacer{Leaser: store}, Rand: func() float64 { return 0 }})
+		tr := retry.New(next, retry.Policy{Pacer: &ratelimit.SharedPacer{Leaser: store}, Rand: func() float64 { return 0 }})
 		for range 10 {
 			mustGet(t, tr, "http://api.test/x")
 		}
@@ -203,9 +81,9 @@ func TestSharedQuotaLeases(t *testing.T) {
 func TestSharedQuotaDegrades(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int32
-		store := quotaStoreFunc(func(context.Context, string, retry.QuotaCall) (retry.QuotaLease, error) {
+		store := quotaStoreFunc(func(context.Context, string, ratelimit.LeaseCall) (ratelimit.Lease, error) {
 			calls.Add(1)
-			return retry.QuotaLease{}, errStoreDown
+			return ratelimit.Lease{}, errStoreDown
 		})
 		next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			h := http.Header{}
@@ -213,7 +91,7 @@ func TestSharedQuotaDegrades(t *testing.T) {
 			h.Set("X-RateLimit-Reset", "60")
 			return respond(r, 200, h, "ok"), nil
 		})
-		tr := retry.New(next, retry.Policy{Pace: true, Quotas: &retry.SharedPacer{Leaser: store}})
+		tr := retry.New(next, retry.Policy{Pacer: &ratelimit.SharedPacer{Leaser: store}})
 		start := time.Now()
 		for range 50 {
 			mustGet(t, tr, "http://api.test/x")
@@ -239,12 +117,12 @@ func mustGet(t *testing.T, tr http.RoundTripper, url string) {
 // A host that never announced a quota costs no store call.
 func TestSharedQuotaOnlyForHostsWithAQuota(t *testing.T) {
 	var calls atomic.Int32
-	store := quotaStoreFunc(func(context.Context, string, retry.QuotaCall) (retry.QuotaLease, error) {
+	store := quotaStoreFunc(func(context.Context, string, ratelimit.LeaseCall) (ratelimit.Lease, error) {
 		calls.Add(1)
-		return retry.QuotaLease{Count: 20, TTL: time.Second}, nil
+		return ratelimit.Lease{Count: 20, TTL: time.Second}, nil
 	})
 	next := roundTripFunc(func(r *http.Request) (*http.Response, error) { return respond(r, 200, nil, "ok"), nil })
-	tr := retry.New(next, retry.Policy{Pace: true, Quotas: &retry.SharedPacer{Leaser: store}})
+	tr := retry.New(next, retry.Policy{Pacer: &ratelimit.SharedPacer{Leaser: store}})
 	for range 50 {
 		mustGet(t, tr, "http://api.test/x")
 	}
@@ -256,15 +134,15 @@ func TestSharedQuotaOnlyForHostsWithAQuota(t *testing.T) {
 // Closing a transport's idle connections hands back its leased re-sends
 // and credits the first attempts not yet told.
 func TestBudgetReleasedOnClose(t *testing.T) {
-	var got []retry.BudgetTake
+	var got []budget.Take
 	var mu sync.Mutex
-	store := budgetStoreFunc(func(_ context.Context, r retry.BudgetTake) (retry.BudgetLease, error) {
+	store := budgetStoreFunc(func(_ context.Context, r budget.Take) (budget.Lease, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, r)
-		return retry.BudgetLease{Granted: r.Want, TTL: time.Minute}, nil
+		return budget.Lease{Granted: r.Want, TTL: time.Minute}, nil
 	})
-	b := &retry.Budget{Store: store}
+	b := &budget.Budget{Store: store}
 	next := roundTripFunc(func(r *http.Request) (*http.Response, error) { return respond(r, 200, nil, "ok"), nil })
 	tr := retry.New(next, retry.Policy{Budget: b})
 	for range 7 {
@@ -277,4 +155,11 @@ func TestBudgetReleasedOnClose(t *testing.T) {
 	if len(got) != 2 || got[1].Returned != 1 || got[1].Deposits != 0 || got[0].Deposits != 7 {
 		t.Errorf("store calls %+v; want the lease with 7 first attempts, then one re-send handed back", got)
 	}
+}
+
+// budgetStoreFunc is a fake budget.Store.
+type budgetStoreFunc func(context.Context, budget.Take) (budget.Lease, error)
+
+func (f budgetStoreFunc) TakeBudget(ctx context.Context, r budget.Take) (budget.Lease, error) {
+	return f(ctx, r)
 }

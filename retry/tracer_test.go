@@ -12,7 +12,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steadyhttp/steady/budget"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -150,7 +152,7 @@ func TestStoppedCarriesItsReason(t *testing.T) {
 	}{
 		{"exhausted", []func(*http.Request) (*http.Response, error){status(503)}, retry.Policy{MaxAttempts: 2}, retry.ErrExhausted},
 		{"retry-after above the cap", []func(*http.Request) (*http.Response, error){status(503, "Retry-After", "3600")}, retry.Policy{}, retry.ErrRetryAfter},
-		{"budget", []func(*http.Request) (*http.Response, error){status(503)}, retry.Policy{Budget: &retry.Budget{MinPerSecond: -1, MaxTokens: 0.01}}, retry.ErrBudget},
+		{"budget", []func(*http.Request) (*http.Response, error){status(503)}, retry.Policy{Budget: &budget.Budget{MinPerSecond: -1, MaxTokens: 0.01}}, retry.ErrBudget},
 		{"not retryable", []func(*http.Request) (*http.Response, error){status(503)}, retry.Policy{}, retry.ErrNotRetryable},
 	}
 	for _, c := range cases {
@@ -210,7 +212,7 @@ func TestStoppedByPacingRefusal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var events []event.Event
 		rt := retry.New(&script{steps: []func(*http.Request) (*http.Response, error){status(200, "RateLimit", `"default";r=0;t=3600`)}},
-			retry.Policy{Pace: true, Reporter: event.ReporterFunc(func(e event.Event) { events = append(events, e) })})
+			retry.Policy{Pacer: new(ratelimit.Pacer), Reporter: event.ReporterFunc(func(e event.Event) { events = append(events, e) })})
 		resp, err := rt.RoundTrip(get(t.Context(), api))
 		if err != nil {
 			t.Fatal(err)

@@ -9,21 +9,19 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady/credentials"
-	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/liveness"
+	"github.com/steadyhttp/steady/ratelimit"
 )
 
 // Transport is a retrying [http.RoundTripper]. Create one with [New]; it is
 // safe for concurrent use, and cheap on the success path: no allocation
 // beyond the wrapped transport's, about a hundred nanoseconds.
 type Transport struct {
-	next     http.RoundTripper
-	raw      Policy // as given, for overrides
-	policy   Policy // with defaults
-	invalid  error
-	pacer    Pacer
-	policies policyCache // the last RateLimit-Policy read
-	windows  windowCache // the last X-RateLimit window's limit read
+	next    http.RoundTripper
+	raw     Policy // as given, for overrides
+	policy  Policy // with defaults
+	invalid error
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -36,9 +34,7 @@ func New(next http.RoundTripper, p Policy) *Transport {
 	if next == nil {
 		next = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	t := &Transport{next: next, raw: p, policy: p.withDefaults(), invalid: p.Validate()}
-	t.pacer.MaxHold = t.policy.MaxRetryAfter
-	return t
+	return &Transport{next: next, raw: p, policy: p.withDefaults(), invalid: p.Validate()}
 }
 
 // Policy returns the policy the transport was made with.
@@ -48,17 +44,16 @@ func (t *Transport) Policy() Policy { return t.raw }
 func (t *Transport) Next() http.RoundTripper { return t.next }
 
 // CloseIdleConnections closes the wrapped transport's idle connections.
-// When [Policy.Quotas] or [Policy.Budget] is shared with other processes
-// ([SharedPacer], [Budget.Store]), it first hands back the permits for now
-// and the re-sends no request took, and credits the first attempts not yet
-// told, so a program that is done leaves them to the rest of its fleet.
+// When [Policy.Pacer] or [Policy.Budget] is shared with other processes
+// ([ratelimit.SharedPacer], [budget.Budget.Store]), it first hands back the
+// permits for now and the re-sends no request took, and credits the first
+// attempts not yet told, so a program that is done leaves them to the rest
+// of its fleet.
 func (t *Transport) CloseIdleConnections() {
-	if r, ok := t.policy.Quotas.(interface{ Release() }); ok {
+	if r, ok := t.policy.Pacer.(interface{ Release() }); ok {
 		r.Release()
 	}
-	if b := t.policy.Budget; b != nil && b.Store != nil {
-		b.shared.release(b)
-	}
+	t.policy.Budget.Release()
 	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
@@ -181,29 +176,20 @@ func (c *call) run() (*http.Response, error) {
 		whyNot = "the request body cannot be replayed (no GetBody)"
 	}
 
-	if p.Budget != nil && !c.cont {
+	if !c.cont {
 		p.Budget.Deposit()
 	}
 	if rep != nil && !c.cont {
 		c.emit(event.Event{Kind: event.RequestStarted})
 	}
-	host := req.URL.Host
-	var route string
-	if p.Pace {
-		route = Route(req.URL.Path)
-	}
 	var prevWait time.Duration
-	var sent time.Time
 
+	// A quota that is spent is waited out before the first attempt; later
+	// attempts take their slot with the wait that precedes them.
+	if err := c.paceFirst(); err != nil {
+		return nil, err
+	}
 	for attempt := 1; ; attempt++ {
-		// Pacing: a quota that is spent is waited out before sending. Later
-		// attempts took their slot with the wait that preceded them.
-		if p.Pace && attempt == 1 {
-			if err := c.paceFirst(host, route); err != nil {
-				return nil, err
-			}
-		}
-
 		if gate != nil {
 			queued := time.Now()
 			if err := gate.Acquire(c.ctx, 1); err != nil {
@@ -232,9 +218,7 @@ func (c *call) run() (*http.Response, error) {
 		if c.tracker != nil {
 			c.tracker.CountAttempt(attempt > 1)
 		}
-		if p.Pace {
-			sent = time.Now()
-		}
+		sent := time.Now()
 		resp, err := c.t.next.RoundTrip(areq)
 		if err == nil && resp == nil {
 			err = fmt.Errorf("retry: %T returned neither a response nor an error", c.t.next)
@@ -243,7 +227,7 @@ func (c *call) run() (*http.Response, error) {
 			resp = nil
 		}
 		retryStatus := err == nil && (p.RetryStatus(resp.StatusCode) ||
-			resp.StatusCode == http.StatusForbidden && rateLimit403(resp.Header))
+			resp.StatusCode == http.StatusForbidden && ratelimit.IsRateLimit(resp))
 		if inAttempt && err == nil && !retryStatus {
 			var data []byte
 			data, err = readInAttempt(resp, bodyLimit, p.ReadTimeout, c.tracker)
@@ -261,7 +245,7 @@ func (c *call) run() (*http.Response, error) {
 		}
 		if err == nil && !retryStatus {
 			// Accepted on its merits: a success or a status not re-sent.
-			if (p.Pace || rep != nil) && c.acceptQuota(resp, attempt, route, sent, shared) {
+			if c.acceptQuota(resp, attempt, sent, shared) {
 				return resp, nil
 			}
 			c.handOver(shared)
@@ -293,17 +277,8 @@ func (c *call) run() (*http.Response, error) {
 		} else {
 			status = resp.StatusCode
 			hint, hasHint = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-			if p.Pace || rep != nil || status == http.StatusForbidden {
-				// A spent quota's reset is the hint of a refusal without a
-				// Retry-After: with pacing on, and always for a 403, which
-				// only a rate limit makes worth re-sending.
-				q, at, ok := c.observeQuota(resp, route, sent)
-				if ok && rep != nil {
-					c.emit(event.Event{Kind: event.QuotaSeen, Time: at, Status: status, Remaining: q.Remaining, Reset: q.Reset})
-				}
-				if ok && !hasHint && (p.Pace || status == http.StatusForbidden) && q.Remaining == 0 && q.Reset > 0 {
-					hint, hasHint = q.Reset, true // Retry-After takes precedence when both are given
-				}
+			if reset, spent := c.refusedQuota(resp, sent); spent && !hasHint {
+				hint, hasHint = reset, true // Retry-After takes precedence when both are given
 			}
 		}
 		switch {
@@ -343,27 +318,15 @@ func (c *call) run() (*http.Response, error) {
 		if stop == nil && hasDeadline && wait > left {
 			stop = ErrDeadline
 		}
-		if stop == nil && p.Budget != nil && !p.Budget.Withdraw(now) {
+		if stop == nil && !p.Budget.Withdraw(now) {
 			stop = ErrBudget
 		}
 		// The re-send takes its pacing slot now, at the instant it would be
 		// sent, so that a hold it cannot serve stops it with its response
 		// still in hand.
 		var hold time.Duration
-		if stop == nil && p.Pace {
-			limit := p.MaxRetryAfter
-			if hasDeadline {
-				limit = min(limit, left-wait)
-			}
-			h := c.quotas().Hold(host, route, now.Add(wait), limit)
-			switch {
-			case h.Refused && h.Wait > p.MaxRetryAfter:
-				stop = ErrRateLimited
-			case h.Refused:
-				stop = ErrDeadline
-			case h.Wait > 0:
-				hold = c.holdWait(h, limit)
-			}
+		if stop == nil {
+			hold, stop = c.paceResend(now, wait, left, hasDeadline)
 		}
 
 		if stop != nil {
@@ -511,76 +474,6 @@ func (c *call) lastStatus() int {
 	return 0
 }
 
-// acceptQuota hands resp, accepted on its merits, to the caller when it
-// carries rate-limit fields, and reports whether it did: the quota read and
-// fed to the pacer, the body prepared, the outcome and the event told. The
-// quota rides on the RequestFinished rather than on a QuotaSeen of its own,
-// stamped with the clock read for it (ADR 0167). Out of run, so that a
-// response without a quota pays nothing for it.
-func (c *call) acceptQuota(resp *http.Response, attempt int, route string, sent time.Time, shared bool) bool {
-	f, found := lookupQuota(resp.Header)
-	if !found {
-		return false
-	}
-	var q quotaPick
-	at := c.readQuota(&f, route, sent, &q)
-	c.handOver(shared)
-	c.finish(attempt, nil, resp.StatusCode, 0, nil)
-	if c.p.Reporter != nil {
-		e := event.Event{Kind: event.RequestFinished, Time: at, Attempt: attempt, Status: resp.StatusCode}
-		if q.ok {
-			e.Quota, e.Remaining, e.Reset = true, q.q.Remaining, q.q.Reset
-		}
-		// Straight to the Reporter, which is set, with the time stamped:
-		// through event.Emit the event, some 300 bytes, is copied twice.
-		c.fill(&e)
-		c.p.Reporter.Report(e)
-	}
-	return true
-}
-
-// observeQuota reads resp's rate-limit fields and feeds the pacer; the
-// caller reports them. at is when they were read, zero when resp has none:
-// the clock is read only for a response that carries a quota.
-func (c *call) observeQuota(resp *http.Response, route string, sent time.Time) (q Quota, at time.Time, ok bool) {
-	f, found := lookupQuota(resp.Header)
-	if !found {
-		return Quota{}, time.Time{}, false
-	}
-	var p quotaPick
-	at = c.readQuota(&f, route, sent, &p)
-	return p.q, at, p.ok
-}
-
-// readQuota parses the rate-limit fields f found into q, feeds the pacer,
-// and returns when they were read. This runs on every response of a
-// limited API, so the quota is filled in place, its policy and name are
-// read only for pacing (events carry what remains and the reset), and the
-// transport's own pacer is asked first whether it would take note.
-func (c *call) readQuota(f *quotaFields, route string, sent time.Time, q *quotaPick) time.Time {
-	at := time.Now()
-	if pickQuota(f, at, q); !q.ok || !c.p.Pace {
-		return at
-	}
-	if c.p.Quotas != nil {
-		settleQuota(f, &c.t.policies, q, true)
-		c.p.Quotas.Observe(c.req.URL.Host, route, q.q, sent, at)
-		return at
-	}
-	// A quota of X-RateLimit fields alone needs its limit only to tell
-	// whether it opened its window (ADR 0212).
-	if q.limit != "" && !f.ietf() {
-		c.t.windows.settleLimit(f, q, c.req.URL.Host, route, &at)
-	}
-	if settleQuota(f, &c.t.policies, q, false); c.t.pacer.notes(&q.q, at) {
-		if q.resource {
-			nameQuota(f, q)
-		}
-		c.t.pacer.Observe(c.req.URL.Host, route, q.q, sent, at)
-	}
-	return at
-}
-
 func (c *call) emit(e event.Event) {
 	c.fill(&e)
 	event.Emit(c.p.Reporter, e)
@@ -622,15 +515,6 @@ func newIdempotencyKey() string {
 	return hex.EncodeToString(b[:])
 }
 
-// quotas is where the call's quotas are kept: the policy's store, or the
-// transport's own pacer.
-func (c *call) quotas() QuotaStore {
-	if c.p.Quotas != nil {
-		return c.p.Quotas
-	}
-	return &c.t.pacer
-}
-
 // left returns the time until the context's deadline, if it has one.
 func (c *call) left(now time.Time) (time.Duration, bool) {
 	d, ok := c.ctx.Deadline()
@@ -638,72 +522,4 @@ func (c *call) left(now time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	return d.Sub(now), true
-}
-
-// paceFirst waits out the pacer's hold before the first attempt, or ends
-// the call when the hold is longer than MaxRetryAfter or than the time left
-// before the context's deadline.
-func (c *call) paceFirst(host, route string) error {
-	p := c.p
-	now := time.Now()
-	limit := p.MaxRetryAfter
-	left, hasDeadline := c.left(now)
-	if hasDeadline {
-		limit = min(limit, left)
-	}
-	h := c.quotas().Hold(host, route, now, limit)
-	if h.Wait == 0 {
-		return nil
-	}
-	if h.Refused {
-		reason := ErrRateLimited
-		if h.Wait <= p.MaxRetryAfter {
-			reason = ErrDeadline
-		}
-		c.finish(0, reason, 0, 0, nil)
-		closeRequestBody(c.req) // never handed to the inner transport
-		if p.Reporter != nil {
-			c.emit(event.Event{Kind: event.Stopped, Reason: reason.Error(), Wait: h.Wait, Stop: reason})
-		}
-		return &Error{Method: c.req.Method, URL: c.redacted(), Reason: reason, Wait: h.Wait}
-	}
-	wait := c.holdWait(h, limit)
-	if p.Reporter != nil {
-		c.emit(event.Event{Kind: event.Waiting, Attempt: 1, Wait: wait, Reason: event.WaitRateLimited})
-	}
-	if err := c.sleep(wait); err != nil {
-		closeRequestBody(c.req) // never handed to the inner transport
-		return c.canceled(0, true)
-	}
-	c.ensureTracker().Credit(wait)
-	return nil
-}
-
-// holdWait is a pacing hold with its jitter, which never takes the wait past
-// limit.
-func (c *call) holdWait(h PaceHold, limit time.Duration) time.Duration {
-	return holdWait(h, c.p.Rand(), c.p.MaxBackoff, limit)
-}
-
-// rateLimit403 reports whether the fields of a 403 say it is a rate limit,
-// as GitHub's secondary limits do: a Retry-After, or a spent quota.
-func rateLimit403(h http.Header) bool {
-	if _, ok := h["Retry-After"]; ok {
-		return true
-	}
-	q, ok := ParseQuota(h, time.Now())
-	return ok && q.Remaining == 0
-}
-
-// IsRateLimit reports whether resp refuses a request for its rate: a 429,
-// or a 403 carrying a Retry-After or a spent quota (GitHub's primary and
-// secondary limits). A plain 403 is not.
-func IsRateLimit(resp *http.Response) bool {
-	switch resp.StatusCode {
-	case http.StatusTooManyRequests:
-		return true
-	case http.StatusForbidden:
-		return rateLimit403(resp.Header)
-	}
-	return false
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/liveness"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -622,7 +623,11 @@ func TestQuotaEvents(t *testing.T) {
 			}}
 			var events []event.Event
 			var received []time.Time
-			tr := retry.New(s, retry.Policy{Pace: pace, Rand: constRand(0),
+			var pacer ratelimit.Limiter
+			if pace {
+				pacer = new(ratelimit.Pacer)
+			}
+			tr := retry.New(s, retry.Policy{Pacer: pacer, Rand: constRand(0),
 				Reporter: event.ReporterFunc(func(e event.Event) {
 					events, received = append(events, e), append(received, time.Now())
 				})})

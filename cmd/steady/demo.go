@@ -17,10 +17,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/budget"
 	"github.com/steadyhttp/steady/cmd/steady/internal/render"
 	"github.com/steadyhttp/steady/config"
 	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/paginate"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/steadytest"
 )
@@ -112,9 +114,9 @@ has nothing to bound here.`,
 			// The demo's API fails about a quarter of all attempts on purpose;
 			// a budget sized for a real service (a tenth) would end the
 			// demo, so the fleet's shared budget is sized to its faults.
-			policy := shared.share(retry.Policy{Budget: &retry.Budget{Ratio: 0.5, MinPerSecond: 10, MaxTokens: 50}, MaxAttempts: 12, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 2 * time.Second,
+			policy := shared.share(retry.Policy{Budget: &budget.Budget{Ratio: 0.5, MinPerSecond: 10, MaxTokens: 50}, MaxAttempts: 12, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 2 * time.Second,
 				MaxRetryAfter: 10 * time.Second, StallTimeout: 30 * time.Second, ReadTimeout: demoAttemptTimeout,
-				RetryStatus: retry.AnyServerError, Pace: true})
+				RetryStatus: retry.AnyServerError, Pacer: &ratelimit.Pacer{MaxHold: 10 * time.Second}})
 			h := demoHarvest{origin: target, pages: pages, next: next, items: items, force: force, settings: settings}
 
 			if fleet == 1 {
@@ -156,10 +158,11 @@ has nothing to bound here.`,
 				p := policy
 				if shared == nil {
 					p.Budget = nil // as the lone demo: no budget
+					p.Pacer = &ratelimit.Pacer{MaxHold: p.MaxRetryAfter}
 				} else {
 					b := policy.Budget
-					p.Budget = &retry.Budget{Ratio: b.Ratio, MinPerSecond: b.MinPerSecond, MaxTokens: b.MaxTokens, Store: b.Store}
-					p.Quotas = &retry.SharedPacer{Leaser: shared.quota}
+					p.Budget = &budget.Budget{Ratio: b.Ratio, MinPerSecond: b.MinPerSecond, MaxTokens: b.MaxTokens, Store: b.Store}
+					p.Pacer = &ratelimit.SharedPacer{Leaser: shared.quota}
 				}
 				wg.Go(func() { runs[i], errs[i] = h.run(cmd, p, nil, "", rows) })
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/steadyhttp/steady/cmd/steady/internal/render"
 	"github.com/steadyhttp/steady/config"
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -197,7 +198,7 @@ func (g *globals) clientWith(target *url.URL, policy retry.Policy, pick func(*ur
 	if err != nil {
 		return nil, nil, err
 	}
-	policy.Pace = true
+	policy.Pacer = &ratelimit.Pacer{MaxHold: policy.MaxRetryAfter}
 	policy = g.shared.share(policy)
 	opt := options(policy, s)
 	if s.APIKey != "" {

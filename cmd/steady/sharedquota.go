@@ -10,8 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/steadyhttp/steady/budget"
 	"github.com/steadyhttp/steady/config"
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -21,11 +23,11 @@ const envSharedQuota = config.DefaultPrefix + "_SHARED_QUOTA"
 // sharedStore is the store a --shared-quota URL opened: one retry budget
 // and one set of quotas for every process that names it.
 type sharedStore struct {
-	budget retry.BudgetStore
-	quota  retry.QuotaLeaser
+	budget budget.Store
+	quota  ratelimit.Leaser
 	close  func() error
 
-	pacer *retry.SharedPacer // this process's, made on first use
+	pacer *ratelimit.SharedPacer // this process's, made on first use
 }
 
 // sharedStoreOpener opens raw; warn is to be called when the store stops
@@ -93,11 +95,11 @@ func (s *sharedStore) share(policy retry.Policy) retry.Policy {
 		return policy
 	}
 	if s.pacer == nil {
-		s.pacer = &retry.SharedPacer{Leaser: s.quota}
+		s.pacer = &ratelimit.SharedPacer{Leaser: s.quota}
 	}
-	policy.Quotas = s.pacer
+	policy.Pacer = s.pacer
 	if policy.Budget == nil {
-		policy.Budget = &retry.Budget{}
+		policy.Budget = &budget.Budget{}
 	}
 	policy.Budget.Store = s.budget
 	return policy

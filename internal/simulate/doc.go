@@ -6,7 +6,7 @@
 //
 // Time is virtual. Each run keeps its future in an event queue and jumps
 // from one event to the next; the retry package is handed the virtual
-// instant wherever it takes a time, so a [retry.Budget] refills in
+// instant wherever it takes a time, so a [budget.Budget] refills in
 // simulated seconds. Every random number comes from a seeded PCG stream
 // named after the part of the run it serves, so the same seed gives the
 // same numbers, byte for byte, and every policy of a comparison faces the
@@ -27,8 +27,8 @@
 // finite capacity. Each request runs the retrying transport's attempt loop
 // under an [OutagePolicy]: the transport's full-jitter backoff or, for a
 // hint, its server-hint wait; hints read with [retry.ParseRetryAfter] and
-// [retry.ParseQuota] from the service's response fields; re-sends asked of a
-// [retry.Budget] per client; and, with pacing, a [retry.Pacer] per client
+// [ratelimit.Parse] from the service's response fields; re-sends asked of a
+// [budget.Budget] per client; and, with pacing, a [ratelimit.Pacer] per client
 // that holds requests until a spent quota resets and then releases them at
 // the quota the service announced, plus the jitter the pacer sized. [OutagePolicies] are no retry, retry,
 // retry with a budget, and the budget with pacing. Each [OutageRun] reports

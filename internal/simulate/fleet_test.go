@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steadyhttp/steady/budget"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -16,8 +17,8 @@ func TestFleetSharesOneBudget(t *testing.T) {
 	t.Parallel()
 	cfg := OutageConfig{Clients: 50, Rate: 2, Before: 2 * time.Second, Down: 10 * time.Second, After: 10 * time.Second, Seed: 5}
 	cfg.Policies = []OutagePolicy{
-		{Name: "budget each", Policy: retry.Policy{MaxAttempts: 5, Budget: &retry.Budget{}}},
-		{Name: "one budget", Policy: retry.Policy{MaxAttempts: 5, Budget: &retry.Budget{}}, SharedBudget: true},
+		{Name: "budget each", Policy: retry.Policy{MaxAttempts: 5, Budget: &budget.Budget{}}},
+		{Name: "one budget", Policy: retry.Policy{MaxAttempts: 5, Budget: &budget.Budget{}}, SharedBudget: true},
 	}
 	res := runOutage(t, cfg)
 	each, shared := res.Runs[0].Amplification(), res.Runs[1].Amplification()
@@ -25,7 +26,7 @@ func TestFleetSharesOneBudget(t *testing.T) {
 	// The fleet's bound is the ratio plus the re-sends one bucket banks
 	// before the outage (a tenth of a percent of a one-minute outage's load,
 	// one percent of this ten-second one), not a bank per process.
-	bound := 1 + retry.DefaultBudgetRatio + retry.DefaultBudgetMaxTokens/float64(res.Runs[1].DownFirst)
+	bound := 1 + budget.DefaultRatio + budget.DefaultMaxTokens/float64(res.Runs[1].DownFirst)
 	if shared > bound+0.002 {
 		t.Errorf("one shared budget amplified the outage %.3fx; want at most %.3fx (1.1x and the bank)", shared, bound)
 	}

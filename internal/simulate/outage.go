@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/steadyhttp/steady/budget"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -36,9 +38,10 @@ type OutagePolicy struct {
 	// server-hint wait, MaxRetryAfter.
 	//
 	// Policy.Budget, when set, is a template: each client gets its own
-	// [retry.Budget] with the template's Ratio, MinPerSecond and MaxTokens,
+	// [budget.Budget] with the template's Ratio, MinPerSecond and MaxTokens,
 	// as a client process would share one budget across its requests.
-	// Policy.Pace gives each client its own [retry.Pacer], fed the
+	// Policy.Pacer, when set, gives each client its own [ratelimit.Pacer]
+	// (the template's is not used), fed the
 	// service's quota fields and asked for every attempt's slot, as the
 	// transport does (a first attempt when it is issued, a re-send when its
 	// wait is decided, for the instant it would be sent): requests wait for
@@ -51,8 +54,8 @@ type OutagePolicy struct {
 	// and reports nothing.
 	Policy retry.Policy
 	// SharedBudget makes the clients a fleet on one budget: every client
-	// draws on a single [retry.Budget] made from the template, as processes
-	// sharing it through a [retry.BudgetStore] do (the store keeps the same
+	// draws on a single [budget.Budget] made from the template, as processes
+	// sharing it through a [budget.Store] do (the store keeps the same
 	// arithmetic; its leases of two re-sends are not modelled).
 	SharedBudget bool
 }
@@ -65,8 +68,8 @@ func OutagePolicies() []OutagePolicy {
 	return []OutagePolicy{
 		{Name: "no retry", Policy: retry.Policy{MaxAttempts: 1}},
 		{Name: "retry", Policy: retry.Policy{MaxAttempts: 5}},
-		{Name: "retry+budget", Policy: retry.Policy{MaxAttempts: 5, Budget: &retry.Budget{}}},
-		{Name: "budget+pacing", Policy: retry.Policy{MaxAttempts: 5, Budget: &retry.Budget{}, Pace: true}},
+		{Name: "retry+budget", Policy: retry.Policy{MaxAttempts: 5, Budget: &budget.Budget{}}},
+		{Name: "budget+pacing", Policy: retry.Policy{MaxAttempts: 5, Budget: &budget.Budget{}, Pacer: new(ratelimit.Pacer)}},
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steadyhttp/steady/budget"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -105,23 +107,23 @@ func TestOutageAccounting(t *testing.T) {
 // is above it, while it lets a quiet client re-send far more than its ratio.
 func TestOutageFollowsTheBudget(t *testing.T) {
 	t.Parallel()
-	run := func(rate float64, b *retry.Budget) OutageRun {
+	run := func(rate float64, b *budget.Budget) OutageRun {
 		cfg := smallOutage()
 		cfg.Rate = rate
 		cfg.Policies = []OutagePolicy{{Name: "p", Policy: retry.Policy{MaxAttempts: 5, Budget: b}}}
 		return runOutage(t, cfg).Runs[0]
 	}
-	tenth, half := run(50, &retry.Budget{}), run(50, &retry.Budget{Ratio: 0.5})
+	tenth, half := run(50, &budget.Budget{}), run(50, &budget.Budget{Ratio: 0.5})
 	if !(half.Amplification() > tenth.Amplification()+0.2) {
 		t.Errorf("ratio 0.5 amplified %.3f, ratio 0.1 %.3f", half.Amplification(), tenth.Amplification())
 	}
 	if tenth.Stops.Budget == 0 {
 		t.Error("the budget refused nothing during an outage")
 	}
-	noFloor := run(50, &retry.Budget{MinPerSecond: -1})
+	noFloor := run(50, &budget.Budget{MinPerSecond: -1})
 	resends := noFloor.DownAttempts - noFloor.DownFirst
-	bound := int64(float64(smallOutage().Clients)*retry.DefaultBudgetMaxTokens) +
-		int64(math.Ceil(retry.DefaultBudgetRatio*float64(noFloor.Requests)))
+	bound := int64(float64(smallOutage().Clients)*budget.DefaultMaxTokens) +
+		int64(math.Ceil(budget.DefaultRatio*float64(noFloor.Requests)))
 	if resends > bound {
 		t.Errorf("without a floor, %d re-sends while down; the ratio and the bank allow at most %d", resends, bound)
 	}
@@ -130,7 +132,7 @@ func TestOutageFollowsTheBudget(t *testing.T) {
 		t.Errorf("at 50 requests a second the floor changed amplification by %+.4f (%.4f with, %.4f without)",
 			d, tenth.Amplification(), noFloor.Amplification())
 	}
-	quiet, quietNoFloor := run(2, &retry.Budget{}), run(2, &retry.Budget{MinPerSecond: -1})
+	quiet, quietNoFloor := run(2, &budget.Budget{}), run(2, &budget.Budget{MinPerSecond: -1})
 	if !(quiet.Amplification() > quietNoFloor.Amplification()+0.5) {
 		t.Errorf("at 2 requests a second the floor let through little: %.3f with it, %.3f without",
 			quiet.Amplification(), quietNoFloor.Amplification())
@@ -165,7 +167,7 @@ func TestOutageReadsRetryAfter(t *testing.T) {
 }
 
 // Pacing acts on the RateLimit fields the service sends, through
-// retry.ParseQuota: without them a pacing client behaves like one that does
+// ratelimit.Parse: without them a pacing client behaves like one that does
 // not pace (the same up to the order of random draws); with them it holds
 // its requests.
 func TestOutagePacingReadsRateLimit(t *testing.T) {
@@ -173,7 +175,7 @@ func TestOutagePacingReadsRateLimit(t *testing.T) {
 	run := func(reset time.Duration, pace bool) OutageRun {
 		cfg := smallOutage()
 		cfg.Reset = reset
-		cfg.Policies = []OutagePolicy{{Name: "p", Policy: retry.Policy{MaxAttempts: 5, Budget: &retry.Budget{}, Pace: pace}}}
+		cfg.Policies = []OutagePolicy{{Name: "p", Policy: retry.Policy{MaxAttempts: 5, Budget: &budget.Budget{}, Pacer: pacer(pace)}}}
 		return runOutage(t, cfg).Runs[0]
 	}
 	a, b := run(-1, true), run(-1, false)
@@ -195,7 +197,7 @@ func TestOutagePacingReadsRateLimit(t *testing.T) {
 	}
 }
 
-// A pacing hold is the library's: each client's retry.Pacer names the wait,
+// A pacing hold is the library's: each client's ratelimit.Pacer names the wait,
 // and the simulator takes it as the transport does. A wait over
 // MaxRetryAfter stops the request before anything is drawn. When the 503s
 // announce the quota (RateLimit-Policy), every hold is a slot of a spaced
@@ -207,7 +209,7 @@ func TestOutagePacingReadsRateLimit(t *testing.T) {
 // not at its instant.
 func TestOutagePacingHoldIsThePacers(t *testing.T) {
 	t.Parallel()
-	policy := retry.Policy{MaxAttempts: 5, Budget: &retry.Budget{}, Pace: true}
+	policy := retry.Policy{MaxAttempts: 5, Budget: &budget.Budget{}, Pacer: new(ratelimit.Pacer)}
 	run := func(reset time.Duration, unannounced bool) (OutageConfig, OutageRun, []holdTrace) {
 		var holds []holdTrace
 		cfg := tinyOutage()
@@ -240,7 +242,7 @@ func TestOutagePacingHoldIsThePacers(t *testing.T) {
 			}
 			want := h.hold // a slot of a spaced release is not jittered
 			if !spaced {
-				want = holdWait(policy, retry.PaceHold{Wait: h.hold, Jitter: h.jitter}, h.r)
+				want = holdWait(policy, ratelimit.Hold{Wait: h.hold, Jitter: h.jitter}, h.r)
 			}
 			if h.wait != want {
 				t.Fatalf("%s: a hold of %v (spaced %v, r %v) waited %v; want %v", name, h.hold, h.spaced, h.r, h.wait, want)
@@ -461,4 +463,12 @@ func sum(s []int64) int64 {
 		n += v
 	}
 	return n
+}
+
+// pacer returns a pacer when on: a policy's Pacer turns pacing on.
+func pacer(on bool) ratelimit.Limiter {
+	if on {
+		return new(ratelimit.Pacer)
+	}
+	return nil
 }

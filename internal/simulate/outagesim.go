@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/steadyhttp/steady/budget"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -36,8 +38,8 @@ type outageSim struct {
 	arrivals []*rand.Rand // one stream per client: the same requests under every policy
 	net      network
 
-	budgets []*retry.Budget // one per client, or nil
-	pacers  []retry.Pacer   // one per client, as one per transport; nil without pacing
+	budgets []*budget.Budget  // one per client, or nil
+	pacers  []ratelimit.Pacer // one per client, as one per transport; nil without pacing
 
 	// the service
 	busyUntil   time.Duration // when the requests admitted so far are done
@@ -81,17 +83,17 @@ func newOutageSim(cfg *OutageConfig, p OutagePolicy) *outageSim {
 	}
 	if t := p.Policy.Budget; t != nil {
 		s.policy.Budget = nil // the template is never drawn on
-		s.budgets = make([]*retry.Budget, cfg.Clients)
-		shared := &retry.Budget{Ratio: t.Ratio, MinPerSecond: t.MinPerSecond, MaxTokens: t.MaxTokens}
+		s.budgets = make([]*budget.Budget, cfg.Clients)
+		shared := &budget.Budget{Ratio: t.Ratio, MinPerSecond: t.MinPerSecond, MaxTokens: t.MaxTokens}
 		for c := range s.budgets {
 			s.budgets[c] = shared
 			if !p.SharedBudget {
-				s.budgets[c] = &retry.Budget{Ratio: t.Ratio, MinPerSecond: t.MinPerSecond, MaxTokens: t.MaxTokens}
+				s.budgets[c] = &budget.Budget{Ratio: t.Ratio, MinPerSecond: t.MinPerSecond, MaxTokens: t.MaxTokens}
 			}
 		}
 	}
-	if p.Policy.Pace {
-		s.pacers = make([]retry.Pacer, cfg.Clients)
+	if p.Policy.Pacer != nil {
+		s.pacers = make([]ratelimit.Pacer, cfg.Clients)
 	}
 	s.out.Policy = p.Name
 	return s
@@ -173,7 +175,7 @@ func (s *outageSim) issue(now time.Duration, c int32) {
 }
 
 // begin is the top of the transport's attempt loop for a first attempt:
-// the client's [retry.Pacer] says how long it must wait for a spent quota,
+// the client's [ratelimit.Pacer] says how long it must wait for a spent quota,
 // and reserves its slot; re-sends take theirs in refused, as the transport
 // does.
 func (s *outageSim) begin(now time.Duration, r job) {
@@ -252,7 +254,7 @@ func (s *outageSim) refused(at time.Duration, r job) {
 	p := &s.policy
 	hint, hasHint := retry.ParseRetryAfter(s.retryAfter, now)
 	if s.pacers != nil {
-		if q, ok := retry.ParseQuota(s.refusal, now); ok {
+		if q, ok := ratelimit.Parse(s.refusal, now); ok {
 			s.pacers[r.client].Observe(host, "", q, now, now) // a refusal is news whenever it was sent
 			if !hasHint && q.Remaining == 0 && q.Reset > 0 {
 				hint, hasHint = q.Reset, true // Retry-After takes precedence

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady/config"
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -85,7 +86,7 @@ func serverWait(p retry.Policy, hint time.Duration, r float64) time.Duration {
 
 // holdWait is a pacing hold plus the jitter the pacer sized for it, capped at
 // MaxBackoff and never past MaxRetryAfter.
-func holdWait(p retry.Policy, h retry.PaceHold, r float64) time.Duration {
+func holdWait(p retry.Policy, h ratelimit.Hold, r float64) time.Duration {
 	_, maxBackoff, maxRetryAfter := bounds(p)
 	return h.Wait + spread(r, min(h.Jitter, maxBackoff, maxRetryAfter-h.Wait))
 }

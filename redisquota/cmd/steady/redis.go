@@ -13,8 +13,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/redisquota"
-	"github.com/steadyhttp/steady/retry"
 )
 
 // quiet drops the Redis client's own log lines: the command says once,
@@ -32,7 +32,7 @@ func init() {
 		}
 		s.OnChange = warn
 		// Warn at start, not at the first request that needs the store.
-		ctx, cancel := context.WithTimeout(context.Background(), retry.StoreTimeout*4)
+		ctx, cancel := context.WithTimeout(context.Background(), ratelimit.StoreTimeout*4)
 		_ = s.Ping(ctx)
 		cancel()
 		return &sharedStore{budget: s, quota: s, close: c.Close}, nil

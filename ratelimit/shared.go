@@ -1,4 +1,4 @@
-package retry
+package ratelimit
 
 import (
 	"context"
@@ -20,24 +20,24 @@ const (
 	sharedQuotaIdle = time.Minute // a quota unused this long may be forgotten
 )
 
-// A SharedPacer is a [QuotaStore] that paces every process using the same
-// [QuotaLeaser] as one client: each request takes a permit from a lease the
+// A SharedPacer is a [Limiter] that paces every process using the same
+// [Leaser] as one client: each request takes a permit from a lease the
 // leaser granted, and what responses say about their quotas is told to it.
 // The process's own [Pacer] answers as well, and the later of the two holds
 // wins; while the leaser fails or is slow, the Pacer answers alone. Give one
-// SharedPacer to every transport of a process through [Policy.Quotas]; it
-// is safe for concurrent use.
+// SharedPacer to every transport of a process; it is safe for concurrent
+// use.
 type SharedPacer struct {
-	Leaser QuotaLeaser
+	Leaser Leaser
 
 	local  Pacer
 	shared sharedQuotas
 }
 
-var _ QuotaStore = (*SharedPacer)(nil)
+var _ Limiter = (*SharedPacer)(nil)
 
-// Hold implements [QuotaStore].
-func (p *SharedPacer) Hold(host, route string, now time.Time, limit time.Duration) PaceHold {
+// Hold implements [Limiter]: the later of the local and the shared hold.
+func (p *SharedPacer) Hold(host, route string, now time.Time, limit time.Duration) Hold {
 	h := p.local.Hold(host, route, now, limit)
 	if p.Leaser == nil || h.Refused {
 		return h
@@ -47,16 +47,16 @@ func (p *SharedPacer) Hold(host, route string, now time.Time, limit time.Duratio
 	case !ok || wait <= h.Wait:
 		return h
 	case wait > limit:
-		return PaceHold{Wait: wait, Refused: true}
+		return Hold{Wait: wait, Refused: true}
 	}
-	sh := PaceHold{Wait: wait, Spaced: spaced}
+	sh := Hold{Wait: wait, Spaced: spaced}
 	if !spaced {
 		sh.Jitter = min(time.Second, wait/10)
 	}
 	return sh
 }
 
-// Observe implements [QuotaStore].
+// Observe implements [Limiter]: the local [Pacer] and the [Leaser] are told.
 func (p *SharedPacer) Observe(host, route string, q Quota, sent, now time.Time) {
 	p.local.Observe(host, route, q, sent, now)
 	if p.Leaser != nil {
@@ -65,8 +65,8 @@ func (p *SharedPacer) Observe(host, route string, q Quota, sent, now time.Time) 
 }
 
 // Release hands back the permits for now that no request has taken, so
-// the rest of the fleet can send them. A [Transport] calls it when its idle
-// connections are closed, as a program does when it is done; requests
+// the rest of the fleet can send them. A retry transport calls it when its
+// idle connections are closed, as a program does when it is done; requests
 // after it simply take a new lease.
 func (p *SharedPacer) Release() {
 	if p.Leaser != nil {
@@ -74,7 +74,7 @@ func (p *SharedPacer) Release() {
 	}
 }
 
-// sharedQuotas is a SharedPacer's view of its [QuotaLeaser]: per quota (a
+// sharedQuotas is a SharedPacer's view of its [Leaser]: per quota (a
 // host, and a name when the server named its quota), the lease in hand and
 // the latest report not yet sent.
 type sharedQuotas struct {
@@ -84,7 +84,7 @@ type sharedQuotas struct {
 	count int
 	// unleased counts, per host no response has shown a quota for yet,
 	// the requests sent without a permit; the host's first quota reports
-	// them (QuotaCall.Unleased).
+	// them (LeaseCall.Unleased).
 	unleased map[string]int
 }
 
@@ -94,7 +94,7 @@ type sharedQuota struct {
 
 	mu    sync.Mutex // one store call per quota at a time; guards the lease
 	base  time.Time  // when the lease arrived
-	lease QuotaLease
+	lease Lease
 	used  int
 
 	seenMu   sync.Mutex // guards the fields below
@@ -197,7 +197,7 @@ func (s *sharedQuotas) sweep(now time.Time) {
 // the latest, and whether that is a slot of a spaced release. A permit
 // further away than limit is handed back. ok is false when no quota is
 // shared or the store could not answer; the request is then paced locally.
-func (s *sharedQuotas) hold(store QuotaLeaser, host, route string, at time.Time, limit time.Duration) (wait time.Duration, spaced, ok bool) {
+func (s *sharedQuotas) hold(store Leaser, host, route string, at time.Time, limit time.Duration) (wait time.Duration, spaced, ok bool) {
 	for _, q := range s.drawn(host, route) {
 		w, sp, got := s.take(store, q, at, limit)
 		if got && (!ok || w > wait) {
@@ -208,7 +208,7 @@ func (s *sharedQuotas) hold(store QuotaLeaser, host, route string, at time.Time,
 	return wait, spaced, ok
 }
 
-func (s *sharedQuotas) take(store QuotaLeaser, q *sharedQuota, at time.Time, limit time.Duration) (wait time.Duration, spaced, ok bool) {
+func (s *sharedQuotas) take(store Leaser, q *sharedQuota, at time.Time, limit time.Duration) (wait time.Duration, spaced, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if wait, spaced, ok := q.next(at, limit); ok {
@@ -250,7 +250,7 @@ func (q *sharedQuota) next(at time.Time, limit time.Duration) (wait time.Duratio
 // quota of host. A spent quota is told to the store at once, unless a call
 // for it is in flight, and the permits in hand meant for now are dropped:
 // they would only draw refusals.
-func (s *sharedQuotas) observe(store QuotaLeaser, host, route string, seen Quota, now time.Time) {
+func (s *sharedQuotas) observe(store Leaser, host, route string, seen Quota, now time.Time) {
 	q := s.entry(host, seen.Name, now)
 	if q == nil {
 		return
@@ -277,7 +277,7 @@ func (s *sharedQuotas) observe(store QuotaLeaser, host, route string, seen Quota
 	}
 }
 
-func (s *sharedQuotas) release(store QuotaLeaser) {
+func (s *sharedQuotas) release(store Leaser) {
 	s.mu.Lock()
 	var qs []*sharedQuota
 	for _, hq := range s.hosts {
@@ -298,13 +298,13 @@ func (s *sharedQuotas) release(store QuotaLeaser) {
 }
 
 // call makes one store call under q.mu, sending the report not yet sent.
-func (s *sharedQuotas) call(store QuotaLeaser, q *sharedQuota, want int, now time.Time) (QuotaLease, bool) {
+func (s *sharedQuotas) call(store Leaser, q *sharedQuota, want int, now time.Time) (Lease, bool) {
 	return s.callReturning(store, q, want, 0, 0, now)
 }
 
-func (s *sharedQuotas) callReturning(store QuotaLeaser, q *sharedQuota, want, returned int, epoch int64, now time.Time) (QuotaLease, bool) {
+func (s *sharedQuotas) callReturning(store Leaser, q *sharedQuota, want, returned int, epoch int64, now time.Time) (Lease, bool) {
 	q.seenMu.Lock()
-	c := QuotaCall{Want: want, Observed: q.observed, Returned: returned, Epoch: epoch, Unleased: q.unleased}
+	c := LeaseCall{Want: want, Observed: q.observed, Returned: returned, Epoch: epoch, Unleased: q.unleased}
 	if c.Observed {
 		c.Seen, c.Age = q.seen, max(now.Sub(q.seenAt), 0)
 	}
@@ -321,7 +321,7 @@ func (s *sharedQuotas) callReturning(store QuotaLeaser, q *sharedQuota, want, re
 		}
 		q.unleased += c.Unleased
 		q.seenMu.Unlock()
-		return QuotaLease{}, false
+		return Lease{}, false
 	}
 	lease.Count = min(max(lease.Count, 0), max(want, 0))
 	lease.Start, lease.Interval, lease.TTL = max(lease.Start, 0), max(lease.Interval, 0), max(lease.TTL, 0)

@@ -1,4 +1,4 @@
-package retry
+package ratelimit
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// StoreTimeout bounds every call to a [BudgetStore] or [QuotaLeaser]: long
+// StoreTimeout bounds every call to a [Leaser]: long
 // enough for a few round trips on a local network on a busy machine, short
 // enough that a store gone slow costs a request no more than a DNS lookup
 // (ADR 203). A call that fails or runs out of time is answered from local
@@ -18,36 +18,7 @@ const StoreTimeout = 50 * time.Millisecond
 // second at most, not one per request.
 const storeRetryAfter = time.Second
 
-// A BudgetStore keeps the shared part of a [Budget] where several processes
-// can reach it, so a fleet has one retry budget rather than one per process.
-// Its bucket follows the same arithmetic as the in-process one, on the
-// store's own clock: no time of the calling process is passed in, so
-// processes whose clocks disagree share one budget correctly.
-//
-// Implementations must honour ctx's deadline and be safe for concurrent use.
-// An error means "answer locally": the Budget then runs on its in-process
-// bucket until the store answers again.
-type BudgetStore interface {
-	TakeBudget(ctx context.Context, r BudgetTake) (BudgetLease, error)
-}
-
-// BudgetTake is one call to a [BudgetStore]: first attempts to credit,
-// leased re-sends handed back unused, and re-sends wanted.
-type BudgetTake struct {
-	Ratio, MinPerSecond, MaxTokens float64 // the Budget's parameters, defaults applied
-	Deposits                       int64   // first attempts since the last call
-	Returned                       int     // leased re-sends that expired unused
-	Want                           int     // re-sends wanted now (0: only credit)
-}
-
-// BudgetLease is what a [BudgetStore] granted: Granted re-sends, usable for
-// TTL from the answer.
-type BudgetLease struct {
-	Granted int
-	TTL     time.Duration
-}
-
-// A QuotaLeaser keeps rate-limit quotas where several processes can reach
+// A Leaser keeps rate-limit quotas where several processes can reach
 // them, so a fleet on one API key paces as one client ([SharedPacer]).
 // Quotas are named by key (the host, or the host and the quota's name); the
 // leaser decides when each request may be sent, on its own clock, and hands
@@ -58,14 +29,14 @@ type BudgetLease struct {
 // Implementations must honour ctx's deadline and be safe for concurrent use.
 // An error means "answer locally": requests are then paced by the
 // process's own [Pacer] alone until the leaser answers again.
-type QuotaLeaser interface {
-	TakeQuota(ctx context.Context, key string, c QuotaCall) (QuotaLease, error)
+type Leaser interface {
+	TakeQuota(ctx context.Context, key string, c LeaseCall) (Lease, error)
 }
 
-// QuotaCall is one call to a [QuotaLeaser]: permits wanted (0: only record
+// LeaseCall is one call to a [Leaser]: permits wanted (0: only record
 // what was seen), when Observed the latest quota a response reported, seen
 // Age before the call, and permits handed back.
-type QuotaCall struct {
+type LeaseCall struct {
 	Want     int
 	Observed bool
 	Seen     Quota
@@ -81,9 +52,9 @@ type QuotaCall struct {
 	Unleased int
 }
 
-// QuotaLease is a batch of permits: permit i (from 0) may be used from
+// Lease is a batch of permits: permit i (from 0) may be used from
 // Start + i·Interval after the answer until TTL after that.
-type QuotaLease struct {
+type Lease struct {
 	Count    int
 	Start    time.Duration // wait before the first permit; 0: now
 	Interval time.Duration // between permits of a spaced release; 0: all at Start

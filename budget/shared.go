@@ -1,4 +1,4 @@
-package retry
+package budget
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 )
 
 // Lease sizes for a shared budget (ADR 200). First attempts are credited
-// once ten have gathered, or with the next lease, so traffic without
-// failures costs one store call per ten requests. Re-sends are leased two at
+// once fifty have gathered, or with the next lease, so traffic without
+// failures costs one store call per fifty requests. Re-sends are leased two at
 // a time: an outage's re-sends come in bursts, and a holder that crashes
 // takes at most two re-sends from the fleet, which the floor refills within
 // a second.
@@ -68,13 +68,13 @@ func (s *sharedBudget) withdraw(b *Budget, now time.Time) (allowed, answered boo
 
 // call makes one store call under s.mu: it credits the pending first
 // attempts and hands back an expired lease's unused re-sends.
-func (s *sharedBudget) call(b *Budget, want int, now time.Time) (BudgetLease, bool) {
+func (s *sharedBudget) call(b *Budget, want int, now time.Time) (Lease, bool) {
 	ratio, floor, maxTokens := b.params()
 	deposits := s.pending.Swap(0)
 	returned := s.leased // expired or about to be replaced: back to the fleet
 	s.leased = 0
 	ctx, cancel := storeContext(context.Background())
-	lease, err := b.Store.TakeBudget(ctx, BudgetTake{
+	lease, err := b.Store.TakeBudget(ctx, Take{
 		Ratio: ratio, MinPerSecond: floor, MaxTokens: maxTokens,
 		Deposits: deposits, Returned: returned, Want: want,
 	})
@@ -84,15 +84,14 @@ func (s *sharedBudget) call(b *Budget, want int, now time.Time) (BudgetLease, bo
 		// The first attempts are credited on a later call; the returned
 		// re-sends are lost to the fleet until its floor refills them.
 		s.pending.Add(deposits)
-		return BudgetLease{}, false
+		return Lease{}, false
 	}
 	lease.Granted = min(max(lease.Granted, 0), max(want, 0))
 	return lease, true
 }
 
 // release credits the pending first attempts and hands back the leased
-// re-sends, as a program that is done does (through the transport's
-// CloseIdleConnections).
+// re-sends ([Budget.Release]).
 func (s *sharedBudget) release(b *Budget) {
 	now := time.Now()
 	if !s.guard.usable(now) {

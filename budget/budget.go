@@ -1,4 +1,4 @@
-package retry
+package budget
 
 import (
 	"sync"
@@ -13,9 +13,9 @@ import (
 // a blip: at one request a minute the ratio alone would allow one re-send
 // every ten minutes.
 const (
-	DefaultBudgetRatio        = 0.1
-	DefaultBudgetMinPerSecond = 3.0
-	DefaultBudgetMaxTokens    = 10.0
+	DefaultRatio        = 0.1
+	DefaultMinPerSecond = 3.0
+	DefaultMaxTokens    = 10.0
 )
 
 // budgetWindow is the stretch over which the ratio and the floor are
@@ -33,10 +33,10 @@ const budgetWindow = 10 * time.Second
 // client re-sends at most Ratio of its traffic. First attempts are never
 // blocked.
 //
-// The zero value is ready to use with the defaults. Share one Budget per
-// client (or per host) through [Policy.Budget]. Deposits are a single atomic
-// add; only re-sends take the lock. With a [BudgetStore] the bucket is shared
-// by every process using the store (see [Budget.Store]).
+// The zero value is ready to use with the defaults; a nil *Budget allows
+// every re-send. Share one Budget per client (or per host) among the
+// transports that draw on it. With a [Store] the bucket is shared by every
+// process using the store (see [Budget.Store]).
 type Budget struct {
 	// Ratio is the share of first attempts that may be re-sent (0: 0.1).
 	Ratio float64
@@ -49,7 +49,7 @@ type Budget struct {
 	// are credited to it in batches and re-sends are leased from it a few
 	// at a time. While it fails or is slow the in-process bucket answers,
 	// which keeps counting all along so it is ready at once.
-	Store BudgetStore
+	Store Store
 
 	shared sharedBudget
 
@@ -65,8 +65,11 @@ type Budget struct {
 	allowed     int64
 }
 
-// Deposit records a first attempt.
+// Deposit records a first attempt. On a nil *Budget it does nothing.
 func (b *Budget) Deposit() {
+	if b == nil {
+		return
+	}
 	b.deposits.Add(1)
 	if b.Store != nil {
 		b.shared.deposit(b)
@@ -74,8 +77,11 @@ func (b *Budget) Deposit() {
 }
 
 // Withdraw asks for one re-send at time now and reports whether the budget
-// allows it.
+// allows it. A nil *Budget allows it.
 func (b *Budget) Withdraw(now time.Time) bool {
+	if b == nil {
+		return true
+	}
 	if b.Store != nil {
 		if allowed, answered := b.shared.withdraw(b, now); answered {
 			b.mu.Lock()
@@ -98,6 +104,17 @@ func (b *Budget) Withdraw(now time.Time) bool {
 	}
 	b.refused++
 	return false
+}
+
+// Release credits the first attempts not yet told to the [Store] and hands
+// back the re-sends leased from it that no request took, as a program that
+// is done does, so they go to the rest of its fleet. A retry transport
+// calls it when its idle connections are closed. Without a Store, or on a
+// nil *Budget, it does nothing.
+func (b *Budget) Release() {
+	if b != nil && b.Store != nil {
+		b.shared.release(b)
+	}
 }
 
 // refill credits new deposits and the floor; the caller holds b.mu.
@@ -132,23 +149,24 @@ func (b *Budget) refill(now time.Time) {
 	b.credited += credit
 	b.tokens = min(b.tokens+credit, maxTokens)
 }
+
 func (b *Budget) params() (ratio, floor, maxTokens float64) {
 	ratio, floor, maxTokens = b.Ratio, b.MinPerSecond, b.MaxTokens
 	if ratio <= 0 {
-		ratio = DefaultBudgetRatio
+		ratio = DefaultRatio
 	}
 	if floor == 0 {
-		floor = DefaultBudgetMinPerSecond
+		floor = DefaultMinPerSecond
 	}
 	floor = max(floor, 0)
 	if maxTokens <= 0 {
-		maxTokens = DefaultBudgetMaxTokens
+		maxTokens = DefaultMaxTokens
 	}
 	return ratio, floor, maxTokens
 }
 
-// BudgetStats is a snapshot of a [Budget].
-type BudgetStats struct {
+// Stats is a snapshot of a [Budget].
+type Stats struct {
 	FirstAttempts int64   // deposits
 	Allowed       int64   // re-sends allowed
 	Refused       int64   // re-sends refused
@@ -156,9 +174,9 @@ type BudgetStats struct {
 }
 
 // Stats returns a snapshot at time now.
-func (b *Budget) Stats(now time.Time) BudgetStats {
+func (b *Budget) Stats(now time.Time) Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.refill(now)
-	return BudgetStats{FirstAttempts: b.deposits.Load(), Allowed: b.allowed, Refused: b.refused, Tokens: b.tokens}
+	return Stats{FirstAttempts: b.deposits.Load(), Allowed: b.allowed, Refused: b.refused, Tokens: b.tokens}
 }
