@@ -12,6 +12,7 @@ import (
 	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/ratelimit"
+	"golang.org/x/sync/semaphore"
 )
 
 // Transport is a retrying [http.RoundTripper]. Create one with [New]; it is
@@ -120,6 +121,13 @@ type call struct {
 	cause   error  // the last failure without a response
 	url     string // redacted, computed on first use
 	cont    bool   // a re-send for a response handed back earlier ([Transport.Resend])
+	// What the call's context says (begin): the tracker is shared with
+	// other layers, the body is read inside the attempt up to bodyLimit,
+	// each attempt holds a slot of gate.
+	shared    bool
+	inAttempt bool
+	bodyLimit int64
+	gate      *semaphore.Weighted
 	// tracer is the Reporter when it is a event.Tracer; actx is the
 	// context it gave the attempt in flight, nil between attempts.
 	tracer event.Tracer
@@ -136,246 +144,331 @@ func idempotentMethod(m string) bool {
 	return false
 }
 
+// run sends the call's attempts until one is accepted or retrying stops.
 func (c *call) run() (*http.Response, error) {
-	p, req := c.p, c.req
-	rep := p.Reporter
-	if rep != nil {
-		c.tracer, _ = rep.(event.Tracer)
-	}
-	c.tracker = liveness.From(c.ctx)
-	// A response handed back is progress only for a tracker someone else
-	// reads: one shared through the context.
-	shared := c.tracker != nil
-	bodyLimit, inAttempt := liveness.BodyInAttempt(c.ctx)
-	gate := gateFrom(c.ctx)
-	if gate != nil {
-		c.ensureTracker()
-	}
-
-	// Whether a failed attempt may be re-sent at all, and why not. The
-	// caller's Idempotency-Key is looked up only where it can change that:
-	// it makes re-sendable a method the policy does not re-send, and spares
-	// a method that is not idempotent the key generated, one for every
-	// attempt, when the policy opts the method in.
-	var idemKey string
-	resendable := p.allowsMethod(req.Method)
-	if idempotent := idempotentMethod(req.Method); !resendable || !idempotent {
-		v := req.Header["Idempotency-Key"] // canonical already: no allocation, no folding
-		callerKey := len(v) > 0 && v[0] != ""
-		if resendable && !callerKey {
-			idemKey = newIdempotencyKey()
-		}
-		resendable = resendable || callerKey
-	}
-	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-	whyNot := ""
-	switch {
-	case !resendable:
-		whyNot = "method " + req.Method + " is not idempotent and has no Idempotency-Key"
-	case !replayable:
-		whyNot = "the request body cannot be replayed (no GetBody)"
-	}
-
+	c.begin()
+	plan := planSends(c.p, c.req)
 	if !c.cont {
-		p.Budget.Deposit()
+		c.p.Budget.Deposit()
+		if c.p.Reporter != nil {
+			c.emit(event.Event{Kind: event.RequestStarted})
+		}
 	}
-	if rep != nil && !c.cont {
-		c.emit(event.Event{Kind: event.RequestStarted})
-	}
-	var prevWait time.Duration
-
 	// A quota that is spent is waited out before the first attempt; later
 	// attempts take their slot with the wait that precedes them.
 	if err := c.paceFirst(); err != nil {
 		return nil, err
 	}
-	for attempt := 1; ; attempt++ {
-		if gate != nil {
-			queued := time.Now()
-			if err := gate.Acquire(c.ctx, 1); err != nil {
-				if attempt == 1 {
-					closeRequestBody(req) // never handed to the inner transport
-				}
-				return nil, c.canceled(attempt-1, attempt > 1) // queued for a re-send: still waiting out the last failure
-			}
-			c.tracker.Credit(time.Since(queued))
-		}
-		if c.tracer != nil {
-			c.startAttempt(attempt)
-		}
-		areq, err := c.attemptRequest(attempt, idemKey)
+	var prevWait time.Duration
+	for n := 1; ; n++ {
+		a, err := c.send(n, plan.idemKey)
 		if err != nil {
-			if gate != nil {
-				gate.Release(1)
-			}
-			c.finish(attempt-1, ErrNotRetryable, 0, 0, err)
-			if rep != nil {
-				c.emit(event.Event{Kind: event.Stopped, Attempt: attempt - 1, Err: errText(err),
-					Reason: ErrNotRetryable.Error() + ": " + err.Error(), Stop: ErrNotRetryable})
-			}
-			return nil, &Error{Method: req.Method, URL: c.redacted(), Attempts: attempt - 1, Reason: ErrNotRetryable, Err: err}
+			return nil, err
 		}
-		if c.tracker != nil {
-			c.tracker.CountAttempt(attempt > 1)
+		if a.err == nil && !a.resend {
+			return c.accept(n, a), nil // a success, or a status not re-sent
 		}
-		sent := time.Now()
-		resp, err := c.t.next.RoundTrip(areq)
-		if err == nil && resp == nil {
-			err = fmt.Errorf("retry: %T returned neither a response nor an error", c.t.next)
-		} else if err != nil && resp != nil {
-			resp.Body.Close() // a broken RoundTripper; the error wins
-			resp = nil
+		f := c.failed(a)
+		v := c.judge(n, &f, plan, prevWait)
+		if v.stop != nil {
+			return c.stopAt(n, &f, v)
 		}
-		retryStatus := err == nil && (p.RetryStatus(resp.StatusCode) ||
-			resp.StatusCode == http.StatusForbidden && ratelimit.IsRateLimit(resp))
-		if inAttempt && err == nil && !retryStatus {
-			var data []byte
-			data, err = readInAttempt(resp, bodyLimit, p.ReadTimeout, c.tracker)
-			if err != nil {
-				resp = nil
-			} else {
-				resp.Body, resp.ContentLength = newBufferedBody(data), int64(len(data))
-			}
+		if err := c.waitOut(n, &f, v); err != nil {
+			return nil, err
 		}
-		if gate != nil {
-			gate.Release(1)
-		}
-		if err != nil && c.ctx.Err() != nil {
-			return nil, c.canceled(attempt, false)
-		}
-		if err == nil && !retryStatus {
-			// Accepted on its merits: a success or a status not re-sent.
-			if c.acceptQuota(resp, attempt, sent, shared) {
-				return resp, nil
-			}
-			c.handOver(shared)
-			c.finish(attempt, nil, resp.StatusCode, 0, nil)
-			if rep != nil {
-				c.emit(event.Event{Kind: event.RequestFinished, Attempt: attempt, Status: resp.StatusCode})
-			}
-			return resp, nil
-		}
+		prevWait = v.wait
+	}
+}
 
-		// The attempt failed: decide whether to re-send, and after how long.
-		var (
-			status   int
-			class    string
-			hint     time.Duration
-			hasHint  bool
-			cause    error
-			stop     error
-			stopWhy  string
-			canRetry = true
-		)
-		if err != nil {
-			class, canRetry = classify(err, areq)
-			cause = redactCause(err, req.URL.String(), c.redacted())
-			c.cause = cause
-			if !canRetry {
-				stopWhy = class
+// begin reads what the call's context says of it: a tracer, a tracker
+// shared with other layers, a body to read inside the attempt, a gate.
+func (c *call) begin() {
+	if c.p.Reporter != nil {
+		c.tracer, _ = c.p.Reporter.(event.Tracer)
+	}
+	c.tracker = liveness.From(c.ctx)
+	// A response handed back is progress only for a tracker someone else
+	// reads: one shared through the context.
+	c.shared = c.tracker != nil
+	c.bodyLimit, c.inAttempt = liveness.BodyInAttempt(c.ctx)
+	c.gate = gateFrom(c.ctx)
+	if c.gate != nil {
+		c.ensureTracker()
+	}
+}
+
+// sendPlan is what a call decides before its first attempt: the
+// Idempotency-Key its attempts carry, and whether a failed attempt may be
+// re-sent at all.
+type sendPlan struct {
+	idemKey    string
+	whyNot     string // why no failed attempt is re-sent; "" when one may be
+	replayable bool   // the body can be sent again
+}
+
+// planSends decides what may be re-sent of req under p. The caller's
+// Idempotency-Key makes re-sendable a method the policy does not re-send;
+// a method the policy opts in without one gets a key, generated once.
+func planSends(p *Policy, req *http.Request) sendPlan {
+	var s sendPlan
+	resendable := p.allowsMethod(req.Method)
+	if !resendable || !idempotentMethod(req.Method) {
+		v := req.Header["Idempotency-Key"]
+		callerKey := len(v) > 0 && v[0] != ""
+		if resendable && !callerKey {
+			s.idemKey = newIdempotencyKey()
+		}
+		resendable = resendable || callerKey
+	}
+	s.replayable = req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	switch {
+	case !resendable:
+		s.whyNot = "method " + req.Method + " is not idempotent and has no Idempotency-Key"
+	case !s.replayable:
+		s.whyNot = "the request body cannot be replayed (no GetBody)"
+	}
+	return s
+}
+
+// attempt is one exchange with the transport below.
+type attempt struct {
+	req    *http.Request // as sent
+	at     time.Time     // when it was sent
+	resp   *http.Response
+	err    error
+	resend bool // resp is a status the policy re-sends
+}
+
+// send makes attempt n, holding a slot of the gate while it is in flight.
+// An error means the call ends here: cancelled, or a request that could
+// not be made.
+func (c *call) send(n int, idemKey string) (attempt, error) {
+	if c.gate != nil {
+		queued := time.Now()
+		if err := c.gate.Acquire(c.ctx, 1); err != nil {
+			if n == 1 {
+				closeRequestBody(c.req) // never handed to the inner transport
 			}
+			return attempt{}, c.canceled(n-1, n > 1) // queued for a re-send: still waiting out the last failure
+		}
+		c.tracker.Credit(time.Since(queued))
+	}
+	a, err := c.exchange(n, idemKey)
+	if c.gate != nil {
+		c.gate.Release(1)
+	}
+	if err != nil {
+		return a, c.unsendable(n, err)
+	}
+	if a.err != nil && c.ctx.Err() != nil {
+		return a, c.canceled(n, false)
+	}
+	return a, nil
+}
+
+// exchange sends attempt n and, when asked, reads its body inside the
+// attempt. An error means the attempt's request could not be made.
+func (c *call) exchange(n int, idemKey string) (attempt, error) {
+	if c.tracer != nil {
+		c.startAttempt(n)
+	}
+	var a attempt
+	var err error
+	if a.req, err = c.attemptRequest(n, idemKey); err != nil {
+		return a, err
+	}
+	if c.tracker != nil {
+		c.tracker.CountAttempt(n > 1)
+	}
+	a.at = time.Now()
+	a.resp, a.err = c.t.next.RoundTrip(a.req)
+	if a.err == nil && a.resp == nil {
+		a.err = fmt.Errorf("retry: %T returned neither a response nor an error", c.t.next)
+	} else if a.err != nil && a.resp != nil {
+		a.resp.Body.Close() // a broken RoundTripper; the error wins
+		a.resp = nil
+	}
+	a.resend = a.err == nil && (c.p.RetryStatus(a.resp.StatusCode) ||
+		a.resp.StatusCode == http.StatusForbidden && ratelimit.IsRateLimit(a.resp))
+	if c.inAttempt && a.err == nil && !a.resend {
+		data, err := readInAttempt(a.resp, c.bodyLimit, c.p.ReadTimeout, c.tracker)
+		if err != nil {
+			a.resp, a.err = nil, err
 		} else {
-			status = resp.StatusCode
-			hint, hasHint = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-			if reset, spent := c.refusedQuota(resp, sent); spent && !hasHint {
-				hint, hasHint = reset, true // Retry-After takes precedence when both are given
-			}
-		}
-		switch {
-		case !canRetry:
-			stop = ErrNotRetryable
-		case whyNot != "" && !(err != nil && replayable && neverSent(err)):
-			stop, stopWhy = ErrNotRetryable, whyNot
-		case attempt >= p.MaxAttempts:
-			stop = ErrExhausted
-		case hasHint && hint > p.MaxRetryAfter:
-			stop = ErrRetryAfter
-		}
-		var wait time.Duration
-		reason := event.WaitBackoff
-		if stop == nil {
-			if hasHint {
-				wait, reason = serverWait(hint, p.Rand(), p.MaxBackoff, p.MaxRetryAfter), event.WaitServerHint
-			} else {
-				wait = p.delay(attempt, prevWait, p.Rand())
-			}
-			// The first re-send is never withheld, so one slow attempt cannot
-			// disable retry; later ones must fit in the no-progress budget. A
-			// wait the server named is not counted: it is credited once served.
-			if attempt >= 2 && p.StallTimeout > 0 {
-				planned := wait
-				if hasHint {
-					planned = 0
-				}
-				if c.ensureTracker().Silence()+planned > p.StallTimeout {
-					stop = ErrStalled
-				}
-			}
-		}
-		// A wait that cannot end before the deadline is not started.
-		now := time.Now()
-		left, hasDeadline := c.left(now)
-		if stop == nil && hasDeadline && wait > left {
-			stop = ErrDeadline
-		}
-		if stop == nil && !p.Budget.Withdraw(now) {
-			stop = ErrBudget
-		}
-		// The re-send takes its pacing slot now, at the instant it would be
-		// sent, so that a hold it cannot serve stops it with its response
-		// still in hand.
-		var hold time.Duration
-		if stop == nil {
-			hold, stop = c.paceResend(now, wait, left, hasDeadline)
-		}
-
-		if stop != nil {
-			if hasHint {
-				c.noteHint(hint)
-			}
-			c.finish(attempt, stop, status, hint, c.cause)
-			if rep != nil {
-				text := stop.Error()
-				if stopWhy != "" {
-					text += ": " + stopWhy
-				}
-				c.emit(event.Event{Kind: event.Stopped, Attempt: attempt, Status: status, ErrClass: class,
-					Err: errText(cause), Reason: text, Wait: hint, Stop: stop})
-			}
-			if resp != nil {
-				c.handOver(shared)
-				return resp, nil
-			}
-			return nil, &Error{Method: req.Method, URL: c.redacted(), Attempts: attempt, Reason: stop,
-				Status: c.lastStatus(), RetryAfter: hint, Err: cause}
-		}
-
-		discard(resp) // drained and closed before the wait, never after
-		if hasHint {
-			c.noteHint(hint)
-		}
-		if status != 0 && c.out != nil {
-			c.out.Status = status
-		}
-		if rep != nil {
-			c.emit(event.Event{Kind: event.RetryScheduled, Attempt: attempt, Status: status, ErrClass: class,
-				Err: errText(cause), Wait: wait, Reason: reason})
-		}
-		if hold > 0 && rep != nil {
-			c.emit(event.Event{Kind: event.Waiting, Attempt: attempt + 1, Wait: hold, Reason: event.WaitRateLimited})
-		}
-		c.actx = nil // the attempt is over; the wait belongs to the request
-		if err := c.sleep(wait + hold); err != nil {
-			return nil, c.canceled(attempt, true)
-		}
-		prevWait = wait
-		if hasHint {
-			c.ensureTracker().Credit(wait)
-		}
-		if hold > 0 {
-			c.ensureTracker().Credit(hold)
+			a.resp.Body, a.resp.ContentLength = newBufferedBody(data), int64(len(data))
 		}
 	}
+	return a, nil
+}
+
+// unsendable ends a call whose attempt n could not be made.
+func (c *call) unsendable(n int, err error) error {
+	c.finish(n-1, ErrNotRetryable, 0, 0, err)
+	if c.p.Reporter != nil {
+		c.emit(event.Event{Kind: event.Stopped, Attempt: n - 1, Err: errText(err),
+			Reason: ErrNotRetryable.Error() + ": " + err.Error(), Stop: ErrNotRetryable})
+	}
+	return &Error{Method: c.req.Method, URL: c.redacted(), Attempts: n - 1, Reason: ErrNotRetryable, Err: err}
+}
+
+// accept hands back the response of attempt n, accepted on its merits.
+func (c *call) accept(n int, a attempt) *http.Response {
+	if c.acceptQuota(a.resp, n, a.at, c.shared) {
+		return a.resp
+	}
+	c.handOver(c.shared)
+	c.finish(n, nil, a.resp.StatusCode, 0, nil)
+	if c.p.Reporter != nil {
+		c.emit(event.Event{Kind: event.RequestFinished, Attempt: n, Status: a.resp.StatusCode})
+	}
+	return a.resp
+}
+
+// failure is what a failed attempt said: a status the policy re-sends
+// (resp, with the server's hint), or an error without a response.
+type failure struct {
+	resp     *http.Response
+	err      error
+	status   int
+	class    string
+	cause    error // err, scrubbed of the request's URL
+	canRetry bool
+	hint     time.Duration
+	hasHint  bool
+}
+
+// failed reads a failed attempt: its class, or its status and hint.
+func (c *call) failed(a attempt) failure {
+	f := failure{resp: a.resp, err: a.err, canRetry: true}
+	if a.err != nil {
+		f.class, f.canRetry = classify(a.err, a.req)
+		f.cause = redactCause(a.err, c.req.URL.String(), c.redacted())
+		c.cause = f.cause
+		return f
+	}
+	f.status = a.resp.StatusCode
+	f.hint, f.hasHint = ParseRetryAfter(a.resp.Header.Get("Retry-After"), time.Now())
+	if reset, spent := c.refusedQuota(a.resp, a.at); spent && !f.hasHint {
+		f.hint, f.hasHint = reset, true // Retry-After takes precedence when both are given
+	}
+	return f
+}
+
+// verdict is what follows a failed attempt: a stop, or a wait and a pacing
+// hold, then the next attempt.
+type verdict struct {
+	stop   error
+	why    string // detail of the stop
+	wait   time.Duration
+	reason string // of the wait
+	hold   time.Duration
+}
+
+// judge decides whether attempt n's failure f is re-sent, and after how
+// long.
+func (c *call) judge(n int, f *failure, plan sendPlan, prevWait time.Duration) verdict {
+	p := c.p
+	v := verdict{reason: event.WaitBackoff}
+	switch {
+	case !f.canRetry:
+		v.stop, v.why = ErrNotRetryable, f.class
+	case plan.whyNot != "" && !(f.err != nil && plan.replayable && neverSent(f.err)):
+		v.stop, v.why = ErrNotRetryable, plan.whyNot
+	case n >= p.MaxAttempts:
+		v.stop = ErrExhausted
+	case f.hasHint && f.hint > p.MaxRetryAfter:
+		v.stop = ErrRetryAfter
+	default:
+		v.wait, v.reason, v.stop = c.backoff(n, f, prevWait)
+	}
+	// A wait that cannot end before the deadline is not started.
+	now := time.Now()
+	left, hasDeadline := c.left(now)
+	if v.stop == nil && hasDeadline && v.wait > left {
+		v.stop = ErrDeadline
+	}
+	if v.stop == nil && !p.Budget.Withdraw(now) {
+		v.stop = ErrBudget
+	}
+	// The re-send takes its pacing slot now, at the instant it would be
+	// sent, so that a hold it cannot serve stops it with its response
+	// still in hand.
+	if v.stop == nil {
+		v.hold, v.stop = c.paceResend(now, v.wait, left, hasDeadline)
+	}
+	return v
+}
+
+// backoff is the wait before re-sending after attempt n: the server's hint
+// or the policy's backoff. The first re-send is never withheld, so one
+// slow attempt cannot disable retry; later ones must fit in the
+// no-progress budget. A wait the server named is not counted: it is
+// credited once served.
+func (c *call) backoff(n int, f *failure, prevWait time.Duration) (time.Duration, string, error) {
+	p := c.p
+	wait, reason, planned := time.Duration(0), event.WaitServerHint, time.Duration(0)
+	if f.hasHint {
+		wait = serverWait(f.hint, p.Rand(), p.MaxBackoff, p.MaxRetryAfter)
+	} else {
+		wait, reason = p.delay(n, prevWait, p.Rand()), event.WaitBackoff
+		planned = wait
+	}
+	if n >= 2 && p.StallTimeout > 0 && c.ensureTracker().Silence()+planned > p.StallTimeout {
+		return wait, reason, ErrStalled
+	}
+	return wait, reason, nil
+}
+
+// stopAt ends the call after attempt n: the last response goes back to
+// the caller as it is, or the failure without one as an [*Error].
+func (c *call) stopAt(n int, f *failure, v verdict) (*http.Response, error) {
+	if f.hasHint {
+		c.noteHint(f.hint)
+	}
+	c.finish(n, v.stop, f.status, f.hint, c.cause)
+	if c.p.Reporter != nil {
+		text := v.stop.Error()
+		if v.why != "" {
+			text += ": " + v.why
+		}
+		c.emit(event.Event{Kind: event.Stopped, Attempt: n, Status: f.status, ErrClass: f.class,
+			Err: errText(f.cause), Reason: text, Wait: f.hint, Stop: v.stop})
+	}
+	if f.resp != nil {
+		c.handOver(c.shared)
+		return f.resp, nil
+	}
+	return nil, &Error{Method: c.req.Method, URL: c.redacted(), Attempts: n, Reason: v.stop,
+		Status: c.lastStatus(), RetryAfter: f.hint, Err: f.cause}
+}
+
+// waitOut discards attempt n's response and waits before the next attempt.
+func (c *call) waitOut(n int, f *failure, v verdict) error {
+	discard(f.resp) // drained and closed before the wait, never after
+	if f.hasHint {
+		c.noteHint(f.hint)
+	}
+	if f.status != 0 && c.out != nil {
+		c.out.Status = f.status
+	}
+	if c.p.Reporter != nil {
+		c.emit(event.Event{Kind: event.RetryScheduled, Attempt: n, Status: f.status, ErrClass: f.class,
+			Err: errText(f.cause), Wait: v.wait, Reason: v.reason})
+		if v.hold > 0 {
+			c.emit(event.Event{Kind: event.Waiting, Attempt: n + 1, Wait: v.hold, Reason: event.WaitRateLimited})
+		}
+	}
+	c.actx = nil // the attempt is over; the wait belongs to the request
+	if err := c.sleep(v.wait + v.hold); err != nil {
+		return c.canceled(n, true)
+	}
+	if f.hasHint {
+		c.ensureTracker().Credit(v.wait)
+	}
+	if v.hold > 0 {
+		c.ensureTracker().Credit(v.hold)
+	}
+	return nil
 }
 
 // attemptRequest returns the request for one attempt: the caller's own
