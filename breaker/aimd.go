@@ -53,8 +53,8 @@ func (e *entry) grow(now time.Time, cfg *Config, changes *[]Change) {
 // attempts sent since the last cut: those answered together come from one
 // window of the server's limiter. The limit halves (the first cut of an
 // unlimited host halves the attempts in flight); at 1, the rate halves
-// instead: sends are spaced twice the round trip, then twice the spacing,
-// up to MaxSpacing.
+// instead: sends are spaced twice the round trip (from the end of the
+// attempt's hold to its verdict), then twice the spacing, up to MaxSpacing.
 func (e *entry) cut(now time.Time, t *Ticket, cfg *Config, changes *[]Change) {
 	if t.cuts != e.cuts {
 		return
@@ -70,7 +70,7 @@ func (e *entry) cut(now time.Time, t *Ticket, cfg *Config, changes *[]Change) {
 	case e.limit >= 2:
 		e.limit = max(1, float64(int(e.limit)/2))
 	default:
-		e.gap = min(cfg.MaxSpacing, max(2*e.gap, 2*now.Sub(t.at), minGap))
+		e.gap = min(cfg.MaxSpacing, max(2*e.gap, 2*now.Sub(t.at.Add(t.hold)), minGap))
 		e.cutGap = e.gap
 	}
 	*changes = append(*changes, e.change(now, e.state))
