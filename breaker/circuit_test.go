@@ -1,10 +1,12 @@
 package breaker_test
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/steadyhttp/steady/breaker"
@@ -276,6 +278,9 @@ func TestConcurrentAdmitDone(t *testing.T) {
 				if err != nil {
 					continue
 				}
+				if err := tk.Acquire(context.Background()); err != nil {
+					t.Error(err)
+				}
 				outcomes := []breaker.Outcome{breaker.Success, breaker.Failure, breaker.Limited, breaker.Paced, breaker.Neutral, breaker.Abandoned}
 				tk.Done(now, outcomes[(g*7+i)%len(outcomes)], 0)
 				b.State(host, "")
@@ -284,4 +289,52 @@ func TestConcurrentAdmitDone(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// A host whose slots are all taken, with callers queued for them, never
+// makes a call to another host wait.
+func TestSlotsPerHost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBreaker(t, breaker.Config{MaxConcurrency: 1})
+		now := time.Now()
+		held, _ := b.Admit(now, "slow.example", "", false)
+		if err := held.Acquire(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		var queued sync.WaitGroup
+		for range 10 {
+			tk, _ := b.Admit(now, "slow.example", "", false)
+			queued.Go(func() {
+				if err := tk.Acquire(t.Context()); err == nil {
+					tk.Done(time.Now(), breaker.Success, 0)
+				}
+			})
+		}
+		synctest.Wait()
+		start := time.Now()
+		other, _ := b.Admit(now, "fast.example", "", false)
+		if err := other.Acquire(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("the other host waited %v", waited)
+		}
+		other.Done(time.Now(), breaker.Success, 0)
+		held.Done(time.Now(), breaker.Success, 0)
+		queued.Wait()
+	})
+}
+
+// An outcome the breaker does not know never closes a half-open circuit.
+func TestUnknownOutcomeIsAbandoned(t *testing.T) {
+	t.Parallel()
+	b := newBreaker(t, breaker.Config{})
+	trip(t, b, t0, "h")
+	later := t0.Add(time.Minute)
+	tk, _ := b.Admit(later, "h", "", false)
+	tk.Done(later, breaker.Outcome(0), 0)
+	tk.Done(later, breaker.Success, 0) // a second Done does nothing
+	if got := b.State("h", ""); got != breaker.HalfOpen {
+		t.Errorf("state = %v, want half-open", got)
+	}
 }

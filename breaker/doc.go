@@ -44,10 +44,12 @@
 // For each attempt the loop asks, in order:
 //
 //  1. [Breaker.Admit](now, host, key, resend): may I send now? A refusal
-//     ends the call with the [*Error]; it is not re-sent. A re-send
-//     (resend true) is already bounded by the retry budget, so the throttle
-//     does not apply to it, but an open or half-open circuit refuses it,
-//     and it is never a probe.
+//     ends the call, without a re-send: with the [*Error], or with the
+//     last response when a re-send is refused (the RoundTripper contract).
+//     A re-send (resend true) is already bounded by the retry budget, so
+//     the throttle does not apply to it, but an open or half-open circuit
+//     refuses it, and it is never a probe. Host is compared as given: the
+//     caller passes it in one form (lower case, with the port it dials).
 //  2. [Ticket.Hold]: how long to hold the attempt before sending (a wait
 //     like a pacing hold: compared with the deadline, credited).
 //  3. [Ticket.Acquire](ctx): a slot under the host's limit, or ctx's end.

@@ -72,3 +72,15 @@ func ExampleBreaker_Limit() {
 	// after a 429: 4
 	// after 5 successes: 5
 }
+
+// Validate names each field it refuses.
+func ExampleConfig_Validate() {
+	err := breaker.Config{MaxRejection: 1, Probes: -1}.Validate()
+	var ce *breaker.ConfigError
+	fmt.Println(errors.As(err, &ce), ce.Field)
+	fmt.Println(err)
+	// Output:
+	// true Probes
+	// breaker: invalid config: Probes is negative (-1)
+	// breaker: invalid config: MaxRejection is 1; want 0 (default) or more, below 1 so a host is always re-probed
+}

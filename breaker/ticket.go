@@ -65,13 +65,16 @@ func (t *Ticket) Acquire(ctx context.Context) error {
 }
 
 // Done reports the attempt's outcome at now, with the Retry-After the host
-// sent (0 for none), and frees what the ticket held. Calls after the first
-// do nothing.
+// sent (0 for none), and frees what the ticket held. An unknown outcome
+// counts as [Abandoned]. Calls after the first do nothing.
 func (t *Ticket) Done(now time.Time, o Outcome, retryAfter time.Duration) {
 	if t.done {
 		return
 	}
 	t.done = true
+	if o < Success || o > Abandoned {
+		o = Abandoned // an outcome the breaker does not know tells it nothing
+	}
 	b, e := t.b, t.e
 	var changes []Change
 	b.mu.Lock()
