@@ -400,6 +400,7 @@ func TestBinaryVerbose(t *testing.T) {
 // Item 4: --pages auto (the default) and the items found where they are,
 // for each style the flaky server speaks; what was found is said once.
 func TestBinaryHarvestDetects(t *testing.T) {
+	binary(t) // builds it, or skips in -short mode before a server starts
 	cases := []struct {
 		style steadytest.Style
 		args  []string
