@@ -17,9 +17,9 @@ import (
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/config"
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/paginate"
-	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 

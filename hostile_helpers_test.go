@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/paginate"
-	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
-	"github.com/steadyhttp/steady/internal/limitertest"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/internal/limitertest"
 	"github.com/steadyhttp/steady/retry"
 )
 

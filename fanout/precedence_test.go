@@ -10,8 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/steadyhttp/steady/fanout"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/fanout"
 	"github.com/steadyhttp/steady/retry"
 )
 

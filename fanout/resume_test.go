@@ -12,8 +12,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/steadyhttp/steady/fanout"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/fanout"
 	"github.com/steadyhttp/steady/retry"
 )
 

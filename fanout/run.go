@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/retry"
 )
 

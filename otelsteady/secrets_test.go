@@ -19,8 +19,8 @@ import (
 
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/credentials"
-	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/retry"
 )
 

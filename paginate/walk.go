@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/steadyhttp/steady/credentials"
-	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/liveness"
 )
 
 // Pages walks the pages that start at req, following next links with

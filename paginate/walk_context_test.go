@@ -13,9 +13,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/paginate"
-	"github.com/steadyhttp/steady/event"
 )
 
 // fakeAPI answers pages of a top-level array linked by Link headers, without

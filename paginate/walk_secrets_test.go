@@ -14,8 +14,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/steadyhttp/steady/paginate"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/paginate"
 )
 
 const (

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/liveness"
 )
 
 // ErrResumeRefused is the cause when a body broke mid-way and could not be

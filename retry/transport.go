@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady/credentials"
-	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/liveness"
 )
 
 // Transport is a retrying [http.RoundTripper]. Create one with [New]; it is

@@ -16,8 +16,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/retry"
 )
 
