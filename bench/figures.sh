@@ -356,10 +356,10 @@ fi
 
 # ---------------------------------------------------------------------------
 if want fleet; then
-	section "A fleet behind express-rate-limit (redisquota)"
-	echo "go -C redisquota test -run TestFleetBehindExpressRateLimit -v -count 1 ./cmd/steady   (one run; the README's earlier figure was three runs in a row)"
+	section "A fleet behind express-rate-limit (the command, through redisquota)"
+	echo "go -C cmd/steady test -run TestFleetBehindExpressRateLimit -v -count 1 .   (one run; the README's earlier figure was three runs in a row)"
 	o=$tmp/fleet.txt
-	go -C redisquota test -run TestFleetBehindExpressRateLimit -v -count 1 ./cmd/steady >"$o" 2>&1
+	go -C cmd/steady test -run TestFleetBehindExpressRateLimit -v -count 1 . >"$o" 2>&1
 	grep -E 'outputs exact|fell back|FAIL|SKIP|^ok|^---' "$o" | sed 's/^ *fleet_test\.go:[0-9]*: /  /'
 	grep -q 'outputs exact' "$o" || skipped "TestFleetBehindExpressRateLimit did not run (see its section)"
 	echo
@@ -413,16 +413,15 @@ if want simulate; then
 	echo "  exit $?, $(cat "$tmp/sim.time") s"
 	cat "$tmp/sim.txt"
 	echo
-	echo "go test -run TestFleetSharesOneBudget -v -count 1 ./internal/simulate"
-	go test -run TestFleetSharesOneBudget -v -count 1 ./internal/simulate 2>&1 | grep -vE '^=== RUN' | sed 's/^/  /'
+	echo "go -C cmd/steady test -run TestFleetSharesOneBudget -v -count 1 ./internal/simulate"
+	go -C cmd/steady test -run TestFleetSharesOneBudget -v -count 1 ./internal/simulate 2>&1 | grep -vE '^=== RUN' | sed 's/^/  /'
 fi
 
 # ---------------------------------------------------------------------------
 if [ "${FIGURES_SUITE:-0}" = 1 ] && want suite; then
 	section "The whole test suite, -race (the README's second command)"
 	s0=$(date +%s)
-	go test -race -count=1 ./... >"$tmp/suite.txt" 2>&1 && go -C faults test -race -count=1 ./... >>"$tmp/suite.txt" 2>&1 &&
-		go -C otelsteady test -race -count=1 ./... >>"$tmp/suite.txt" 2>&1 && go -C redisquota test -race -count=1 ./... >>"$tmp/suite.txt" 2>&1
+	go test -race -count=1 work >"$tmp/suite.txt" 2>&1
 	echo "  exit $?, $(($(date +%s) - s0)) s"
 	grep -E '^(FAIL|---)' "$tmp/suite.txt" | head -20 | sed 's/^/  /'
 else

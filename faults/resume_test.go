@@ -358,8 +358,8 @@ func TestGetFromNginxKillAndRunAgain(t *testing.T) {
 	}
 }
 
-// buildSteady builds the command from the core module (the parent
-// directory, whose go.sum has the command's dependencies).
+// buildSteady builds the command from the repository's root, where go.work
+// ties its module to the work tree's core.
 func buildSteady(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "steady")

@@ -12,8 +12,8 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/steadyhttp/steady/credentials"
-	"github.com/steadyhttp/steady/otelsteady"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/otelsteady"
 	"github.com/steadyhttp/steady/retry"
 )
 

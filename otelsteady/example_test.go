@@ -56,7 +56,7 @@ func Example() {
 		for _, kv := range s.Attributes() {
 			switch kv.Key {
 			case "http.response.status_code", "http.request.resend_count":
-				line += fmt.Sprintf(" %s=%s", kv.Key, kv.Value.Emit())
+				line += fmt.Sprintf(" %s=%s", kv.Key, kv.Value.String())
 			}
 		}
 		for _, e := range s.Events() {

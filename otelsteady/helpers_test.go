@@ -121,7 +121,7 @@ func attrText(kv []attribute.KeyValue) string {
 	slices.SortFunc(kv, func(a, b attribute.KeyValue) int { return strings.Compare(string(a.Key), string(b.Key)) })
 	parts := make([]string, len(kv))
 	for i, a := range kv {
-		parts[i] = string(a.Key) + "=" + a.Value.Emit()
+		parts[i] = string(a.Key) + "=" + a.Value.String()
 	}
 	return "{" + strings.Join(parts, " ") + "}"
 }

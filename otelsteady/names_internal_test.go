@@ -12,9 +12,9 @@ import (
 
 func TestWaitReason(t *testing.T) {
 	for in, want := range map[string]string{
-		event.WaitBackoff:     WaitBackoff,
-		event.WaitServerHint:  WaitServerHint,
-		event.WaitRateLimited: WaitPacing,
+		event.WaitBackoff:        WaitBackoff,
+		event.WaitServerHint:     WaitServerHint,
+		event.WaitRateLimited:    WaitPacing,
 		"resume at byte 1048576": WaitResume,
 		"":                       WaitOther,
 		"something new":          WaitOther,

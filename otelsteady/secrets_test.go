@@ -19,8 +19,8 @@ import (
 
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/credentials"
-	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -32,7 +32,7 @@ func (r *rig) recordedText(t *testing.T) string {
 	var b strings.Builder
 	kv := func(attrs []attribute.KeyValue) {
 		for _, a := range attrs {
-			fmt.Fprintf(&b, "%s=%s\n", a.Key, a.Value.Emit())
+			fmt.Fprintf(&b, "%s=%s\n", a.Key, a.Value.String())
 		}
 	}
 	for _, s := range r.spans.Ended() {

@@ -45,8 +45,7 @@ func TestWalkNoPageTwice(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			var hits [3]int
-			var srv *server
-			srv = newServer(t, false, func(w http.ResponseWriter, r *http.Request) {
+			srv := newServer(t, false, func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Query().Get("api_key") != loopKey {
 					http.Error(w, "no key", http.StatusUnauthorized)
 					return
@@ -96,8 +95,7 @@ func TestWalkNoPageTwiceThroughATransportThatFollowsRedirects(t *testing.T) {
 	// A transport that follows redirects itself hands back page 1's
 	// response for the request of page 2: the final URL says so, and the
 	// page is not delivered again.
-	var srv *server
-	srv = newServer(t, false, func(w http.ResponseWriter, r *http.Request) {
+	srv := newServer(t, false, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("page") == "2" {
 			http.Redirect(w, r, "/items#again", http.StatusFound)
 			return

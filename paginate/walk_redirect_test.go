@@ -33,8 +33,7 @@ func TestWalkRefusesRedirectToForeignHost(t *testing.T) {
 	metadata := newServer(t, false, func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `[{"secret":"instance credentials"}]`)
 	})
-	var api *server
-	api = newServer(t, false, func(w http.ResponseWriter, r *http.Request) {
+	api := newServer(t, false, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/items":
 			w.Header().Set("Link", `</items2>; rel="next"`)
@@ -79,8 +78,7 @@ func TestWalkRefusesRedirectOnFirstPage(t *testing.T) {
 // or named as CanonicalHost may be reached by one as by a link.
 func TestWalkFollowsAllowedRedirects(t *testing.T) {
 	other := newServer(t, false, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `[{"id":3}]`) })
-	var api *server
-	api = newServer(t, false, func(w http.ResponseWriter, r *http.Request) {
+	api := newServer(t, false, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/items":
 			w.Header().Set("Link", `</moved>; rel="next"`)

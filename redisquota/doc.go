@@ -16,5 +16,5 @@
 // requests are never failed or stalled by it. [Store.OnChange] hears once when the store is lost and once
 // when it is back. The Redis client logs failed dials through its own
 // logger; a program that reports the store's health itself silences it
-// with redis.SetLogger, as redisquota/cmd/steady does.
+// with redis.SetLogger, as the steady command does.
 package redisquota

@@ -30,15 +30,14 @@ import (
 // breaks (or stalls) after cut bytes; answer lets a test make the server
 // lie.
 type fileServer struct {
-	mu      sync.Mutex
-	data    []byte
-	header  http.Header // validators and the like, sent with every answer
-	cut     int64       // bytes each answer delivers before it breaks; 0: never
-	stall   bool        // a break is silence until closed, not an error
-	answer  func(n int, r *http.Request, resp *http.Response) *http.Response
-	reqs    []*http.Request
-	bodies  []*cutBody
-	onRange func(n int) // called with the request number of each Range request
+	mu     sync.Mutex
+	data   []byte
+	header http.Header // validators and the like, sent with every answer
+	cut    int64       // bytes each answer delivers before it breaks; 0: never
+	stall  bool        // a break is silence until closed, not an error
+	answer func(n int, r *http.Request, resp *http.Response) *http.Response
+	reqs   []*http.Request
+	bodies []*cutBody
 }
 
 func newFileServer(size int, kv ...string) *fileServer {

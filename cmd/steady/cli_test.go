@@ -400,6 +400,7 @@ func TestBinaryVerbose(t *testing.T) {
 // Item 4: --pages auto (the default) and the items found where they are,
 // for each style the flaky server speaks; what was found is said once.
 func TestBinaryHarvestDetects(t *testing.T) {
+	binary(t) // builds it, or skips in -short mode before a server starts
 	cases := []struct {
 		style steadytest.Style
 		args  []string
@@ -579,7 +580,7 @@ func TestBinarySimulateProgress(t *testing.T) {
 	if !strings.Contains(errText, "simulating contention: 4 levels x 5 policies, 1 trial each (seed 1)\n") || !strings.Contains(errText, "contention: 20/20 rows") {
 		t.Errorf("stderr %q; want the plan and the progress", errText)
 	}
-	code, out, errText = runBinary(t, nil, "simulate", "--scenario", "outage", "--clients", "5")
+	code, _, errText = runBinary(t, nil, "simulate", "--scenario", "outage", "--clients", "5")
 	if code != exitOK || !strings.Contains(errText, "simulating an outage: 4 policies, 5 clients") || strings.Count(errText, "\noutage: ") != 4 || !strings.Contains(errText, "outage: 4/4 policies") {
 		t.Errorf("outage: exit %d, stderr %q", code, errText)
 	}

@@ -170,7 +170,7 @@ has nothing to bound here.`,
 			wall := time.Since(start)
 			for _, d := range runs {
 				if d.out != "" {
-					defer os.Remove(d.out)
+					defer func() { _ = os.Remove(d.out) }()
 				}
 			}
 			if err := errors.Join(errs...); err != nil {
@@ -233,8 +233,8 @@ func (h demoHarvest) run(cmd *cobra.Command, policy retry.Policy, r event.Report
 			return d, err
 		}
 		out = f.Name()
-		f.Close()
-		os.Remove(out)
+		_ = f.Close()
+		_ = os.Remove(out)
 	}
 	d.out = out
 	tally := &render.Tally{}
@@ -271,8 +271,8 @@ func (h demoHarvest) run(cmd *cobra.Command, policy retry.Policy, r event.Report
 // with it exit 3), and the files of a temporary output are removed.
 func demoFailed(err error, out string, temporary bool) error {
 	if temporary {
-		os.Remove(partialPath(out))
-		os.Remove(statePath(out))
+		_ = os.Remove(partialPath(out))
+		_ = os.Remove(statePath(out))
 	}
 	var ie *interruptedError
 	if errors.As(err, &ie) {
@@ -379,7 +379,7 @@ func checkIDs(path string, n int) (idCheck, error) {
 	if err != nil {
 		return c, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	seen := make([]bool, n+1)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)

@@ -51,14 +51,13 @@ func (r *partialRecord) validator() string {
 
 // download is one run of get -o FILE.
 type download struct {
-	out     string // the destination
-	target  *url.URL
-	resume  bool   // --resume: a partial must exist
-	sum     []byte // --sha256, nil when not asked
-	stderr  io.Writer
-	client  *steady.Client
-	bar     render.Download
-	headers http.Header
+	out    string // the destination
+	target *url.URL
+	resume bool   // --resume: a partial must exist
+	sum    []byte // --sha256, nil when not asked
+	stderr io.Writer
+	client *steady.Client
+	bar    render.Download
 }
 
 // loadPartial returns the record and the partial's length, or nil when
@@ -136,7 +135,7 @@ func (d *download) run(req *http.Request) error {
 			return err
 		}
 		if err := d.skipOverlap(f, resp.Body, have); err != nil {
-			f.Close()
+			_ = f.Close()
 			return err
 		}
 	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusPartialContent && rec == nil:
@@ -164,7 +163,7 @@ func (d *download) run(req *http.Request) error {
 	default:
 		return fmt.Errorf("the server answered %s to a GET; nothing written", resp.Status)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if _, err := f.Seek(have, io.SeekStart); err != nil {
 		return fmt.Errorf("writing %s: %w", part, err)
 	}
@@ -210,7 +209,7 @@ func (d *download) run(req *http.Request) error {
 	if err := replaceWith(part, d.out); err != nil {
 		return err
 	}
-	os.Remove(recordPath(d.out))
+	_ = os.Remove(recordPath(d.out)) // a record without its partial is ignored
 	return nil
 }
 
@@ -221,7 +220,7 @@ func probeDir(out string) error {
 	if err != nil {
 		return usagef("cannot write the output %s: %v", out, unwrapPathError(err))
 	}
-	f.Close()
+	_ = f.Close()
 	return os.Remove(f.Name())
 }
 

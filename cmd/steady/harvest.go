@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"net/url"
 	"os"
@@ -113,7 +114,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		if file, st, err = j.open(st); err != nil {
 			return res, err
 		}
-		defer file.Close()
+		defer func() { _ = file.Close() }()
 		w = file
 		if j.wrap != nil {
 			w = j.wrap(file)
@@ -149,7 +150,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	if j.stateInterval > 0 {
 		cp.interval = j.stateInterval
 	}
-	defer cp.wait()                        // even on a panic, so that no state is written after run returns
+	defer func() { _ = cp.wait() }()       // even on a panic, so that no state is written after run returns
 	ctx, outcome := retry.WithOutcome(ctx) // the last page's: why retrying stopped
 	writeFailed := false
 	for page, werr := range ahead(ctx, walk.All) {
@@ -289,7 +290,7 @@ func (j *job) short(sum paginate.Summary, st *harvestState, file *os.File) error
 		if err := file.Sync(); err != nil {
 			return fmt.Errorf("writing %s: %w", j.name(), err)
 		}
-		os.Remove(statePath(j.out))
+		_ = os.Remove(statePath(j.out))
 		where = "are kept in " + partialPath(j.out)
 	}
 	return fmt.Errorf("the server announced %d rows, but the walk ended after %d: the pages may be linked another way (--pages, --items) or the server stopped early; the %d rows %s",
@@ -325,7 +326,7 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 			return nil, nil, usagef("cannot resume: %v", unwrapPathError(err))
 		}
 		if fi, err := f.Stat(); err != nil || fi.Size() < old.Offset {
-			f.Close()
+			_ = f.Close()
 			size := int64(-1)
 			if fi != nil {
 				size = fi.Size()
@@ -335,11 +336,11 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 		// Bytes past the offset are a page the state does not count (a
 		// kill between its write and the state's): they are fetched again.
 		if err := f.Truncate(old.Offset); err != nil {
-			f.Close()
+			_ = f.Close()
 			return nil, nil, err
 		}
 		if _, err := f.Seek(old.Offset, io.SeekStart); err != nil {
-			f.Close()
+			_ = f.Close()
 			return nil, nil, err
 		}
 		return f, old, nil
@@ -354,8 +355,8 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 		return nil, nil, usagef("cannot write the output %s: %v", partial, unwrapPathError(err))
 	}
 	if err := fresh.save(state); err != nil {
-		f.Close()
-		os.Remove(partial)
+		_ = f.Close()
+		_ = os.Remove(partial)
 		return nil, nil, usagef("cannot write the output %s: %v", state, unwrapPathError(err))
 	}
 	return f, fresh, nil
@@ -393,7 +394,11 @@ func (j *job) finish(file *os.File, st *harvestState, res *result) error {
 	if err := replaceWith(partialPath(j.out), j.out); err != nil {
 		return err
 	}
-	os.Remove(statePath(j.out))
+	// A state left beside a finished output would make the next harvest
+	// into it refuse to start, so failing to remove it is said.
+	if err := os.Remove(statePath(j.out)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s is complete, but its state could not be removed (remove it before harvesting into %s again): %w", j.out, j.out, err)
+	}
 	return nil
 }
 
@@ -412,7 +417,7 @@ func (j *job) interrupted(err error, st *harvestState) error {
 	if st.Next == "" {
 		// Nothing to resume from (a refused next link): keep the rows, drop
 		// the state, so no resume can fetch a written page again.
-		os.Remove(statePath(j.out))
+		_ = os.Remove(statePath(j.out))
 		return fmt.Errorf("%w (the %s received are kept in %s; the walk cannot be resumed past this link)",
 			err, plural(st.Rows, "row", "rows"), partialPath(j.out))
 	}

@@ -119,9 +119,9 @@ func openSpecial(ctx context.Context, path string) (*os.File, error) {
 			// Not a FIFO: an open that blocks ends with the process.
 		} else if r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
 			o = <-done
-			r.Close()
+			_ = r.Close()
 			if o.f != nil {
-				o.f.Close()
+				_ = o.f.Close()
 			}
 		}
 		return nil, fmt.Errorf("opening the output %s: %w", path, context.Cause(ctx))
@@ -131,11 +131,11 @@ func openSpecial(ctx context.Context, path string) (*os.File, error) {
 	}
 	st, err := o.f.Stat()
 	if err != nil || !inPlace(st.Mode()) {
-		o.f.Close()
+		_ = o.f.Close()
 		return nil, usagef("the output %s changed while it was opened; refusing to write it", path)
 	}
 	if err := checkOwner(path, st); err != nil {
-		o.f.Close()
+		_ = o.f.Close()
 		return nil, err
 	}
 	return o.f, nil
@@ -196,12 +196,12 @@ func (o *output) commit() error {
 	tmp := o.f.Name()
 	defer func() { o.f = nil }()
 	if err := o.f.Sync(); err != nil {
-		o.f.Close()
-		os.Remove(tmp)
+		_ = o.f.Close()
+		_ = os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", o.path, err)
 	}
 	if err := o.f.Close(); err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", o.path, err)
 	}
 	return replaceWith(tmp, o.path)
@@ -213,9 +213,9 @@ func (o *output) abort() {
 	if o.f == nil {
 		return
 	}
-	o.f.Close()
+	_ = o.f.Close()
 	if o.kind == destFile {
-		os.Remove(o.f.Name())
+		_ = os.Remove(o.f.Name())
 	}
 	o.f = nil
 }
@@ -225,11 +225,11 @@ func (o *output) abort() {
 // file that appeared there since the start is refused, not replaced.
 func replaceWith(tmp, path string) error {
 	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
-		os.Remove(tmp)
+		_ = os.Remove(tmp)
 		return usagef("the output %s became a %s during the run; refusing to replace it (the data is lost; run again)", path, describe(st.Mode()))
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := syncDir(filepath.Dir(path)); err != nil {
@@ -259,7 +259,7 @@ func syncDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }()
 	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, errors.ErrUnsupported) {
 		return err
 	}
@@ -302,11 +302,11 @@ func writeFileAtomic(path string, data []byte) error {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return err
 	}
 	return syncDir(filepath.Dir(path))
@@ -347,10 +347,10 @@ func openPrivate(path string, create bool) (*os.File, error) {
 	st, err := f.Stat()
 	switch {
 	case err != nil || !st.Mode().IsRegular():
-		f.Close()
+		_ = f.Close()
 		return nil, usagef("%s changed while it was opened; refusing to write it", path)
 	case linkCount(st) > 1:
-		f.Close()
+		_ = f.Close()
 		return nil, usagef("%s has other hard links, so writing it would change another file too; remove it, or start over with --force", path)
 	}
 	return f, nil
@@ -369,7 +369,7 @@ func readPrivate(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return nil, usagef("%s is not a regular file; remove it", path)
 	}

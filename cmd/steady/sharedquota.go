@@ -34,10 +34,8 @@ type sharedStore struct {
 // answering (with why) and when it answers again (with nil).
 type sharedStoreOpener func(raw string, warn func(error)) (*sharedStore, error)
 
-// sharedStoreOpeners open --shared-quota URLs by scheme. This module's
-// build of the command has none: a store with a dependency of its own lives
-// in its own module, whose build of the command adds its opener here
-// (redisquota/cmd/steady, ADR 202).
+// sharedStoreOpeners open --shared-quota URLs by scheme; redis.go adds the
+// Redis store's.
 var sharedStoreOpeners = map[string]sharedStoreOpener{}
 
 func addSharedQuotaFlag(cmd *cobra.Command, dst *string) {
@@ -63,10 +61,7 @@ func openShared(cmd *cobra.Command, flagValue string, stderr io.Writer) (*shared
 	}
 	scheme := strings.ToLower(u.Scheme)
 	open, ok := sharedStoreOpeners[scheme]
-	switch {
-	case !ok && (scheme == "redis" || scheme == "rediss"):
-		return nil, usagef("%s %s: this build of steady has no Redis store; use the one that has: go -C redisquota run ./cmd/steady", from, shown)
-	case !ok:
+	if !ok {
 		return nil, usagef("%s %q: unknown store; want redis://HOST:PORT/DB", from, shown)
 	}
 	var mu sync.Mutex
@@ -83,7 +78,7 @@ func openShared(cmd *cobra.Command, flagValue string, stderr io.Writer) (*shared
 	}
 	s, err := open(raw, warn)
 	if err != nil {
-		return nil, err
+		return nil, usagef("%s: %w", from, err)
 	}
 	return s, nil
 }

@@ -5,22 +5,21 @@ import (
 	"testing"
 )
 
-// The core build has no Redis store: --shared-quota and its variable say
-// so, and which build has one, before anything is sent; a URL that is no
-// store URL is a usage error naming it, its password hidden.
-func TestSharedQuotaInTheCoreBuild(t *testing.T) {
+// A --shared-quota or variable value that names no usable store is a usage
+// error naming it, before anything is sent, its password hidden.
+func TestSharedQuotaUsage(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		env  string
 		args []string
 		want string
 	}{
-		{"flag", "", []string{"get", "--shared-quota", "redis://127.0.0.1:6379/0", "https://x.example/"}, "go -C redisquota run ./cmd/steady"},
-		{"variable", "redis://127.0.0.1:6379/0", []string{"harvest", "https://x.example/"}, envSharedQuota + " redis://127.0.0.1:6379/0: this build"},
-		{"demo", "", []string{"demo", "--shared-quota", "redis://127.0.0.1:6379/0"}, "no Redis store"},
+		{"flag", "", []string{"get", "--shared-quota", "redis://127.0.0.1:6379/x", "https://x.example/"}, "--shared-quota: redisquota: invalid store URL"},
+		{"variable", "redis://127.0.0.1:6379/x", []string{"harvest", "https://x.example/"}, envSharedQuota + ": redisquota: invalid store URL"},
+		{"demo", "", []string{"demo", "--shared-quota", "redis://127.0.0.1:6379/x"}, "invalid store URL"},
 		{"unknown scheme", "", []string{"get", "--shared-quota", "memcache://h:1", "https://x.example/"}, "unknown store"},
 		{"no host", "", []string{"get", "--shared-quota", "redis:", "https://x.example/"}, "want redis://HOST:PORT/DB"},
-		{"password hidden", "", []string{"get", "--shared-quota", "redis://u:hunter2@h:1/0", "https://x.example/"}, "no Redis store"},
+		{"password hidden", "", []string{"get", "--shared-quota", "redis://u:hunter2@h:1/x", "https://x.example/"}, "invalid store URL"},
 		{"fleet bound", "", []string{"demo", "--fleet", "0"}, "--fleet 0"},
 		{"fleet with output", "", []string{"demo", "--fleet", "2", "-o", "x.jsonl"}, "-o is for one"},
 	} {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/steadyhttp/steady/internal/simulate"
+	"github.com/steadyhttp/steady/cmd/steady/internal/simulate"
 )
 
 func newSimulate(g *globals) *cobra.Command {

@@ -54,15 +54,13 @@ func (attemptsOnly) Add(int)            {}
 
 // byteMeter is what both download renderers count.
 type byteMeter struct {
-	start    time.Time
-	offset   int64 // bytes already on disk when the run began
-	total    int64 // -1: unknown
-	done     int64 // bytes written, offset included
-	resumes  int
-	retries  int
-	began    bool
-	lastDone int64
-	lastAt   time.Time
+	start   time.Time
+	offset  int64 // bytes already on disk when the run began
+	total   int64 // -1: unknown
+	done    int64 // bytes written, offset included
+	resumes int
+	retries int
+	began   bool
 }
 
 // count files an event: resumes and retries.

@@ -1,69 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"net"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
-	"go.uber.org/goleak"
-
-	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/redisquota/redistest"
 	"github.com/steadyhttp/steady/steadytest"
 )
 
-// wiretest.Main fails the run if a key reached a foreign origin or a
-// secret reached a text in any test, as goleak does for goroutines.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(wiretest.Main(m)) }
-
-func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = run(context.Background(), args, strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
-}
-
-// This command is cmd/steady's sources and redis.go: every source file of
-// the command is linked here, and nothing else is.
-func TestSourcesAreTheCommands(t *testing.T) {
-	core := filepath.Join("..", "..", "..", "cmd", "steady")
-	want, err := filepath.Glob(filepath.Join(core, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = slices.DeleteFunc(want, func(p string) bool { return strings.HasSuffix(p, "_test.go") })
-	here, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var links []string
-	for _, f := range here {
-		if strings.HasSuffix(f, "_test.go") || f == "redis.go" {
-			continue
-		}
-		target, err := os.Readlink(f)
-		if err != nil {
-			t.Errorf("%s is not a link to cmd/steady's source: %v", f, err)
-			continue
-		}
-		if target != filepath.Join(core, f) {
-			t.Errorf("%s links to %s; want %s", f, target, filepath.Join(core, f))
-		}
-		links = append(links, filepath.Join(core, f))
-	}
-	slices.Sort(want)
-	slices.Sort(links)
-	if !slices.Equal(links, want) {
-		t.Errorf("linked %v; cmd/steady has %v (refresh the links: go -C redisquota generate ./cmd/steady)", links, want)
-	}
-}
-
-func harvestServer(t *testing.T, rows int) string {
+func redisHarvestServer(t *testing.T, rows int) string {
 	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: rows, DefaultLimit: 100, MaxLimit: 100, LogLimit: -1})
 	t.Cleanup(srv.Close)
 	return srv.URL + steadytest.ItemsPath
@@ -84,7 +31,7 @@ func closedPort(t *testing.T) string {
 func TestHarvestWithRedisUnreachable(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "rows.jsonl")
 	t.Setenv(envSharedQuota, "redis://"+closedPort(t)+"/0?name=gone")
-	code, _, stderr := cli(t, "harvest", harvestServer(t, 2500), "-o", out, "-q")
+	code, _, stderr := cli(t, "harvest", redisHarvestServer(t, 2500), "-o", out, "-q")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -1,12 +1,8 @@
 package main
 
-// This command is cmd/steady's sources (the other files here are links to
-// them) plus this file, which adds the Redis store to --shared-quota: the
-// core module never imports a satellite, so the build that can share a
-// quota through Redis lives here (ADR 202). When cmd/steady gains or loses
-// a source file, refresh the links with: go -C redisquota generate ./cmd/steady
-
-//go:generate sh -c "find . -maxdepth 1 -type l -name '*.go' -delete && for f in ../../../cmd/steady/*.go; do case ${DOLLAR}f in *_test.go) ;; *) ln -s ${DOLLAR}f . ;; esac; done"
+// The Redis store behind --shared-quota: the command is a module of its
+// own, so it links the redisquota satellite directly and the one steady
+// binary shares quotas through Redis (ADR 0270).
 
 import (
 	"context"
@@ -28,7 +24,7 @@ func init() {
 	open := func(raw string, warn func(error)) (*sharedStore, error) {
 		s, c, err := redisquota.Open(raw)
 		if err != nil {
-			return nil, &usageError{err: err}
+			return nil, err
 		}
 		s.OnChange = warn
 		// Warn at start, not at the first request that needs the store.

@@ -13,7 +13,7 @@ import (
 // half a minute while still measuring the same thing (see decision record
 // 108):
 //
-//	STEADY_SIM_FULL=1 go test -run Goal -v ./internal/simulate/
+//	STEADY_SIM_FULL=1 go -C cmd/steady test -run Goal -v ./internal/simulate/
 const fullEnv = "STEADY_SIM_FULL"
 
 // fullSize reports whether the goal tests run at full size. Only tests read

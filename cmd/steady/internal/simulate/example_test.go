@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/steadyhttp/steady/internal/simulate"
+	"github.com/steadyhttp/steady/cmd/steady/internal/simulate"
 )
 
 // A lone client never contends: under every policy its write succeeds at

@@ -31,7 +31,7 @@ func TestFleetBehindExpressRateLimit(t *testing.T) {
 		limit  = 50
 		window = 5 * time.Second
 	)
-	bin := buildSteady(t)
+	bin := binary(t)
 	srv := redistest.Start(t)
 	type outcome struct {
 		name            string
@@ -115,15 +115,4 @@ func cleanEnv(shared string) []string {
 		env = append(env, envSharedQuota+"="+shared)
 	}
 	return env
-}
-
-// buildSteady builds this command into the test's temporary directory.
-func buildSteady(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "steady")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }

@@ -1,1 +1,0 @@
-../../../cmd/steady/harvest.go

@@ -1,1 +1,0 @@
-../../../cmd/steady/outfile_unix.go

@@ -1,1 +1,0 @@
-../../../cmd/steady/serve.go

@@ -1,1 +1,0 @@
-../../../cmd/steady/sharedquota.go
