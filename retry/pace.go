@@ -149,11 +149,3 @@ func (c *call) paceResend(now time.Time, wait, left time.Duration, hasDeadline b
 func holdWait(h ratelimit.Hold, r float64, maxBackoff, limit time.Duration) time.Duration {
 	return h.Wait + jitter(r, min(h.Jitter, maxBackoff, limit-h.Wait))
 }
-
-// firstOf returns the first value of a header field, or "".
-func firstOf(v []string) string {
-	if len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
