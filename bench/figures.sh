@@ -123,8 +123,6 @@ insmed() { # OUT NAME: the median of the counts callgrind.sh gave NAME in OUT, o
 			print v[int((c - 1) / 2)]
 		}' "$1"
 }
-# The function BenchmarkPacedResponse's counts are taken inside.
-paced_fn='*retry.(*Transport).RoundTrip'
 kb() { # bytes as KB or MB
 	if [ "${1%.*}" -ge 1000000 ]; then printf '%.1f MB' "$(calc "$1/1000000")"; else printf '%.1f KB' "$(calc "$1/1000")"; fi
 }
@@ -187,34 +185,9 @@ if want retry; then
 	[ -s "$o.cg.err" ] && { echo "callgrind: $(cat "$o.cg.err")"; skipped "callgrind failed on some in-memory retry-layer benchmarks: time medians only there"; }
 
 	echo
-	echo "BodyWatch (retry): bench/callgrind.sh ./retry 2000 'BodyWatch/watched\$' 'BodyWatch/unwatched\$'; allocations from -benchmem"
-	o=$tmp/watch.txt
-	cg "$o.cg" retry 2000 'BodyWatch/watched$' 'BodyWatch/unwatched$'
-	# Inside Transport.RoundTrip only (the runtime's threads left out),
-	# 20,000 iterations and the median of three processes (ADR 0213): each
-	# process's map seeds move a count by some tens of instructions, and
-	# until the runtime fills a type assertion's cache, at random on one
-	# call in about 1,024, every call pays some 100 more.
-	for _ in 1 2 3; do
-		CALLGRIND_FN="$paced_fn" cg "$o.pc" retry 20000 'PacedResponse/without_quota_fields$' 'PacedResponse/draft-8_fields$' 'PacedResponse/X-RateLimit_fields$'
-	done
-	(cd retry && go test -run '^$' -bench 'BodyWatch|PacedResponse' -benchmem -benchtime 20000x .) >"$o" 2>&1
-	w=$(ins "$o.cg" 'BodyWatch/watched$') u=$(ins "$o.cg" 'BodyWatch/unwatched$')
-	echo "  watched $w instructions, $(med "$o" BenchmarkBodyWatch/watched B/op) B / $(med "$o" BenchmarkBodyWatch/watched allocs/op) allocs;" \
-		"unwatched (ReadTimeout -1, NoResume) $u instructions, $(med "$o" BenchmarkBodyWatch/unwatched B/op) B / $(med "$o" BenchmarkBodyWatch/unwatched allocs/op) allocs; $(ratio "$w" "$u")x"
-	echo
-	echo "PacedResponse (retry, Pace and a Reporter, in memory): CALLGRIND_FN='$paced_fn' bench/callgrind.sh ./retry 20000 'PacedResponse/<case>\$'"
-	echo "  method: instructions inside Transport.RoundTrip (callgrind --toggle-collect), median of 3 processes, allocations from -benchmem"
-	n=$(insmed "$o.pc" 'PacedResponse/without_quota_fields$') d=$(insmed "$o.pc" 'PacedResponse/draft-8_fields$') x=$(insmed "$o.pc" 'PacedResponse/X-RateLimit_fields$')
-	echo "  without quota fields $n instructions ($(med "$o" 'BenchmarkPacedResponse/without_quota_fields' allocs/op) allocs);" \
-		"draft-8 $d ($(ratio "$d" "$n")x, $(med "$o" 'BenchmarkPacedResponse/draft-8_fields' allocs/op) allocs);" \
-		"X-RateLimit-* $x ($(ratio "$x" "$n")x, $(med "$o" 'BenchmarkPacedResponse/X-RateLimit_fields' allocs/op) allocs)"
-	{ [ -s "$o.cg.err" ] || [ -s "$o.pc.err" ]; } && { echo "callgrind: $(cat "$o.cg.err" "$o.pc.err" 2>/dev/null)"; skipped "callgrind failed on some retry benchmarks (BodyWatch, PacedResponse)"; }
-
-	echo
-	echo "BudgetDeposit (retry): go test -run '^\$' -bench BudgetDeposit -cpu 1,2 ./retry, $ROUNDS rounds, medians"
+	echo "BudgetDeposit (budget): go test -run '^\$' -bench BudgetDeposit -cpu 1,2 ./budget, $ROUNDS rounds, medians"
 	o=$tmp/budget.txt
-	rounds "$o" retry '^BenchmarkBudgetDeposit$' -test.cpu 1,2 -test.benchtime 0.5s
+	rounds "$o" budget '^BenchmarkBudgetDeposit$' -test.cpu 1,2 -test.benchtime 0.5s
 	one=$(awk '/^BenchmarkBudgetDeposit /{print $3}' "$o" | sort -n | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}')
 	two=$(awk '/^BenchmarkBudgetDeposit-2 /{print $3}' "$o" | sort -n | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}')
 	echo "  one core $one ns, two goroutines contending $two ns, $(awk '/^BenchmarkBudgetDeposit/{print $5 " " $6 ", " $7 " " $8}' "$o" | sort -u | tr '\n' ' ')"
