@@ -73,12 +73,16 @@ type Policy struct {
 	// Budget, when set, bounds re-sends across every call sharing it; a call
 	// whose re-send the budget refuses stops with [ErrBudget].
 	Budget *budget.Budget
-	// Pacer, when set, is told every response's rate-limit fields and holds
-	// the requests whose quota is spent until its reset (bounded by
-	// MaxRetryAfter); nil: no pacing. Transports given one Pacer pace as
-	// one client: a [*ratelimit.Pacer] in a process (its MaxHold set to
-	// MaxRetryAfter), a [*ratelimit.SharedPacer] across processes.
+	// Pacer is told every response's rate-limit fields and holds the
+	// requests whose quota is spent until its reset (bounded by
+	// MaxRetryAfter). nil: a [*ratelimit.Pacer] of the transport's own,
+	// made by [New] with its MaxHold set to MaxRetryAfter. Transports given
+	// one Pacer pace as one client: a [*ratelimit.Pacer] in a process, a
+	// [*ratelimit.SharedPacer] across processes.
 	Pacer ratelimit.Limiter
+	// NoPacing turns pacing off: nothing is held, whatever the responses
+	// announce. It excludes Pacer.
+	NoPacing bool
 
 	defaultMethods bool // Methods was nil: the idempotent set, checked without folding
 }
@@ -100,6 +104,7 @@ func (p Policy) Validate() error {
 		check(eff.InitialBackoff > eff.MaxBackoff, "InitialBackoff",
 			"(%v) exceeds MaxBackoff (%v)", eff.InitialBackoff, eff.MaxBackoff)
 	}
+	check(p.NoPacing && p.Pacer != nil, "NoPacing", "is set with a Pacer")
 	for _, m := range p.Methods {
 		check(m == "" || strings.ContainsAny(m, " \t\r\n"), "Methods", "contains an invalid method %q", m)
 	}
@@ -142,6 +147,15 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.Rand == nil {
 		p.Rand = rand.Float64
+	}
+	return p
+}
+
+// paced returns p with own as its Pacer when it names none and does not
+// opt out of pacing.
+func (p Policy) paced(own ratelimit.Limiter) Policy {
+	if p.Pacer == nil && !p.NoPacing {
+		p.Pacer = own
 	}
 	return p
 }

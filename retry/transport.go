@@ -23,6 +23,7 @@ type Transport struct {
 	raw     Policy // as given, for overrides
 	policy  Policy // with defaults
 	invalid error
+	own     *ratelimit.Pacer // the Pacer of a policy that names none
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -35,7 +36,10 @@ func New(next http.RoundTripper, p Policy) *Transport {
 	if next == nil {
 		next = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	return &Transport{next: next, raw: p, policy: p.withDefaults(), invalid: p.Validate()}
+	t := &Transport{next: next, raw: p, policy: p.withDefaults(), invalid: p.Validate()}
+	t.own = &ratelimit.Pacer{MaxHold: t.policy.MaxRetryAfter}
+	t.policy = t.policy.paced(t.own)
+	return t
 }
 
 // Policy returns the policy the transport was made with.
@@ -98,7 +102,7 @@ func (t *Transport) policyFor(ctx context.Context) (*Policy, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	q = q.withDefaults()
+	q = q.withDefaults().paced(t.own)
 	return &q, nil
 }
 
