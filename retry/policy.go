@@ -58,6 +58,15 @@ type Policy struct {
 	// [*liveness.ReadTimeoutError], or the body is resumed (0: 60s;
 	// negative disables).
 	ReadTimeout time.Duration
+	// PreReadBytes bounds how much of a response body the transport reads
+	// inside the attempt when the body layer could not resume it: a
+	// response to GET, HEAD, OPTIONS or TRACE, not a 206 or an event
+	// stream, without a strong validator, whose Content-Length is unknown
+	// or at most this bound. A body that breaks within it is a failed
+	// attempt, re-sent, even for a caller that reads only after RoundTrip
+	// returned; a longer one is handed back as the bytes read followed by
+	// the rest of the stream (0: 1 MiB; negative: never).
+	PreReadBytes int64
 	// RetryStatus reports whether a status is re-sent (nil: [GatewayStatus]).
 	RetryStatus func(code int) bool
 	// Methods lists the methods re-sent without an Idempotency-Key, matched
@@ -138,6 +147,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.ReadTimeout == 0 {
 		p.ReadTimeout = config.DefaultReadTimeout
+	}
+	if p.PreReadBytes == 0 {
+		p.PreReadBytes = config.DefaultPreReadBytes
 	}
 	if p.RetryStatus == nil {
 		p.RetryStatus = GatewayStatus

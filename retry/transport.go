@@ -270,8 +270,8 @@ func (c *call) send(n int, idemKey string) (attempt, error) {
 	return a, nil
 }
 
-// exchange sends attempt n and, when asked, reads its body inside the
-// attempt. An error means the attempt's request could not be made.
+// exchange sends attempt n and reads inside the attempt what of its body
+// the call reads there (readBody). An error means the attempt's request could not be made.
 func (c *call) exchange(n int, idemKey string) (attempt, error) {
 	if c.tracer != nil {
 		c.startAttempt(n)
@@ -294,12 +294,9 @@ func (c *call) exchange(n int, idemKey string) (attempt, error) {
 	}
 	a.resend = a.err == nil && (c.p.RetryStatus(a.resp.StatusCode) ||
 		a.resp.StatusCode == http.StatusForbidden && ratelimit.IsRateLimit(a.resp))
-	if c.inAttempt && a.err == nil && !a.resend {
-		data, err := readInAttempt(a.resp, c.bodyLimit, c.p.ReadTimeout, c.tracker)
-		if err != nil {
+	if a.err == nil && !a.resend {
+		if err := c.readBody(a.resp); err != nil {
 			a.resp, a.err = nil, err
-		} else {
-			a.resp.Body, a.resp.ContentLength = newBufferedBody(data), int64(len(data))
 		}
 	}
 	return a, nil
