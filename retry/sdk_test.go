@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"testing/iotest"
+	"testing/synctest"
 	"time"
 
 	"github.com/steadyhttp/steady/ratelimit"
