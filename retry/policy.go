@@ -67,6 +67,12 @@ type Policy struct {
 	// returned; a longer one is handed back as the bytes read followed by
 	// the rest of the stream (0: 1 MiB; negative: never).
 	PreReadBytes int64
+	// ReplayBytes bounds how much of a request body without GetBody the
+	// body layer (package resume) keeps as it is sent, to send it again: a
+	// longer body is sent once, and a re-send fails naming the bound. A
+	// body that is an io.Seeker is rewound instead, whatever its length
+	// (0: 1 MiB; negative: nothing is kept).
+	ReplayBytes int64
 	// RetryStatus reports whether a status is re-sent (nil: [GatewayStatus]).
 	RetryStatus func(code int) bool
 	// Methods lists the methods re-sent without an Idempotency-Key, matched
@@ -150,6 +156,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.PreReadBytes == 0 {
 		p.PreReadBytes = config.DefaultPreReadBytes
+	}
+	if p.ReplayBytes == 0 {
+		p.ReplayBytes = config.DefaultReplayBytes
 	}
 	if p.RetryStatus == nil {
 		p.RetryStatus = GatewayStatus
