@@ -3,9 +3,9 @@ package retry
 import (
 	"bytes"
 	"io"
+	"mime"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/steadyhttp/steady/liveness"
@@ -76,8 +76,8 @@ func (c *call) readBody(resp *http.Response) error {
 // a method that reads (GET, HEAD, OPTIONS, TRACE), with a body of unknown
 // length or of at most limit bytes, that the body layer could not resume
 // (no strong validator on a 200), is not a 206 (a range the caller asked
-// for, which the body layer continues) and is not an event stream, whose
-// events arrive over time.
+// for, which the body layer continues) and is not a stream of events or
+// records, whose parts must reach the caller as they come ([eventStream]).
 func preReads(method string, resp *http.Response, limit int64) bool {
 	switch method {
 	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
@@ -88,10 +88,28 @@ func preReads(method string, resp *http.Response, limit int64) bool {
 	case limit <= 0, resp.Body == nil, resp.Body == http.NoBody, resp.ContentLength == 0,
 		resp.ContentLength > limit,
 		resp.StatusCode == http.StatusPartialContent, resp.StatusCode == http.StatusSwitchingProtocols,
-		strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"):
+		eventStream(resp.Header.Get("Content-Type")):
 		return false
 	}
 	return resp.StatusCode != http.StatusOK || resp.Uncompressed || !validated(resp.Header)
+}
+
+// eventStream reports whether a Content-Type names a body whose parts
+// arrive over time: server-sent events, newline-delimited or sequenced
+// JSON, a multipart replace stream, or any type with a stream parameter
+// (a Kubernetes watch).
+func eventStream(contentType string) bool {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	switch mt {
+	case "text/event-stream", "application/x-ndjson", "application/jsonl", "application/json-seq",
+		"application/stream+json", "multipart/x-mixed-replace":
+		return true
+	}
+	_, ok := params["stream"]
+	return ok
 }
 
 // validated reports whether h carries a validator the body layer continues

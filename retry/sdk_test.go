@@ -155,7 +155,9 @@ func TestPreReadLeavesStreamsAlone(t *testing.T) {
 	}{
 		{"strong ETag", retry.Policy{}, int64(len(doc)), []string{"Etag", `"v1"`}},
 		{"long Content-Length", retry.Policy{PreReadBytes: 8}, int64(len(doc)), nil},
-		{"event stream", retry.Policy{}, -1, []string{"Content-Type", "text/event-stream"}},
+		{"event stream", retry.Policy{}, -1, []string{"Content-Type", "text/event-stream; charset=utf-8"}},
+		{"ndjson", retry.Policy{}, -1, []string{"Content-Type", "application/x-ndjson"}},
+		{"watch", retry.Policy{}, -1, []string{"Content-Type", "application/json;stream=watch"}},
 		{"off", retry.Policy{PreReadBytes: -1}, int64(len(doc)), nil},
 	}
 	for _, c := range cases {
