@@ -165,13 +165,14 @@ func (rd *replayReader) Read(p []byte) (int, error) {
 	r.srcMu.Lock()
 	defer r.srcMu.Unlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if n, err, ok := rd.kept(p); ok { // another reader read while this one waited
+	n, err, ok = rd.kept(p) // another reader may have read src while this one waited
+	r.mu.Unlock()
+	if ok {
 		return n, err
 	}
-	r.mu.Unlock()
 	n, err = r.src.Read(p)
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.took(p[:n], err)
 	if r.cur != rd {
 		return 0, errReplaced // what it read is kept for the reader that replaced it
