@@ -131,12 +131,12 @@ func TestStatusErrors(t *testing.T) {
 
 	err = c.GetJSON(ctx, "/busy", nil, new(any))
 	var rl *steady.RateLimitError
-	if !errors.As(err, &rl) || rl.RetryAfter != time.Hour || !errors.Is(err, retry.ErrRetryAfter) || !rl.Retryable() {
+	if !errors.As(err, &rl) || rl.RetryAfter() != time.Hour || !errors.Is(err, retry.ErrRetryAfter) || !rl.Retryable() {
 		t.Errorf("429 beyond the cap: %v", err)
 	}
 
 	err = c.GetJSON(ctx, "/secondary", nil, new(any))
-	if !errors.As(err, &rl) || rl.StatusCode != 403 || rl.RetryAfter != time.Hour || !errors.Is(err, retry.ErrRetryAfter) {
+	if !errors.As(err, &rl) || rl.StatusCode != 403 || rl.RetryAfter() != time.Hour || !errors.Is(err, retry.ErrRetryAfter) {
 		t.Errorf("403 rate limit beyond the cap: %v", err)
 	}
 	err = c.GetJSON(ctx, "/forbidden", nil, new(any))

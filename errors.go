@@ -67,14 +67,19 @@ func (e *StatusError) Retryable() bool { return retry.TransientStatus(e.StatusCo
 // wait hint, that retrying could not ride out.
 type RateLimitError struct {
 	StatusError
-	// RetryAfter is the server's wait hint, 0 when it gave none.
-	RetryAfter time.Duration
+	// Wait is the server's wait hint, 0 when it gave none.
+	Wait time.Duration
 }
+
+// RetryAfter returns the server's wait hint, 0 when it gave none: the
+// interface every waiting error shares, which fanout reads to say how long
+// an interrupted run should wait before it resumes.
+func (e *RateLimitError) RetryAfter() time.Duration { return e.Wait }
 
 func (e *RateLimitError) Error() string {
 	s := e.StatusError.Error()
-	if e.RetryAfter > 0 {
-		s += fmt.Sprintf("; the server asked to wait %v", e.RetryAfter.Round(time.Second))
+	if e.Wait > 0 {
+		s += fmt.Sprintf("; the server asked to wait %v", e.Wait.Round(time.Second))
 	}
 	return s
 }
@@ -140,7 +145,7 @@ func statusError(resp *http.Response, out *retry.Outcome, red *credentials.Redac
 		if hint == 0 {
 			hint, _ = retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		}
-		return &RateLimitError{StatusError: e, RetryAfter: hint}
+		return &RateLimitError{StatusError: e, Wait: hint}
 	case resp.StatusCode == http.StatusRequestEntityTooLarge || resp.StatusCode == http.StatusRequestURITooLong:
 		return &TooLargeError{StatusError: e}
 	}

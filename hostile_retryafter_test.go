@@ -84,8 +84,8 @@ func TestHostileRetryAfterHuge(t *testing.T) {
 				if !errors.As(err, &rl) || !errors.Is(err, retry.ErrRetryAfter) {
 					t.Fatalf("GetJSON: %v, want a *RateLimitError stopped by ErrRetryAfter", err)
 				}
-				if want := c.want(start); rl.RetryAfter != want {
-					t.Errorf("RetryAfter = %v, want the server's %v", rl.RetryAfter, want)
+				if want := c.want(start); rl.RetryAfter() != want {
+					t.Errorf("RetryAfter = %v, want the server's %v", rl.RetryAfter(), want)
 				}
 				if rl.StatusCode != http.StatusTooManyRequests || rl.Attempts != 1 || arr.count() != 1 {
 					t.Errorf("status %d after %d attempts (server saw %d); want the 429 surfaced after one",
@@ -151,7 +151,7 @@ func TestHostileRetryAfterPast(t *testing.T) {
 						Rand: func() float64 { return 0.5 }})
 
 				var rl *steady.RateLimitError
-				if !errors.As(err, &rl) || !errors.Is(err, retry.ErrExhausted) || rl.Attempts != 3 || rl.RetryAfter != 0 {
+				if !errors.As(err, &rl) || !errors.Is(err, retry.ErrExhausted) || rl.Attempts != 3 || rl.RetryAfter() != 0 {
 					t.Fatalf("GetJSON: %#v, want a *RateLimitError after 3 attempts with no wait hint", err)
 				}
 				want := []time.Duration{50 * time.Millisecond, 100 * time.Millisecond}

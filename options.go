@@ -26,8 +26,11 @@ type Options struct {
 	BaseURL string
 	// Keys are the API keys and the hosts that accept each one.
 	Keys []credentials.Key
-	// Policy is the retry policy (zero: retry's defaults). Fan-outs re-send
-	// any 5xx unless Policy.RetryStatus is set.
+	// Policy is the retry policy (zero: retry's defaults, which pace by the
+	// quotas responses announce, read a small body without a validator
+	// inside the attempt, and keep up to 1 MiB of a request body without
+	// GetBody to re-send it). Fan-outs re-send any 5xx unless
+	// Policy.RetryStatus is set.
 	Policy retry.Policy
 	// Concurrency bounds the attempts in flight of a fan-out (0: 32).
 	Concurrency int

@@ -49,7 +49,7 @@ func readmeFacade(ctx context.Context) error {
 	err = c.GetJSON(ctx, "items/42", nil, &item)
 	var rl *steady.RateLimitError
 	if errors.As(err, &rl) {
-		log.Printf("rate limited; the server asked for %v", rl.RetryAfter)
+		log.Printf("rate limited; the server asked for %v", rl.RetryAfter())
 	}
 	return err
 }

@@ -40,6 +40,7 @@ func TestStreamedBodyStallFailsTheReadOnARealSocket(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	p := fast()
 	p.ReadTimeout = 100 * time.Millisecond
+	p.PreReadBytes = -1 // the body is handed over, and its read stalls
 	cl := newClient(t, steady.Options{Policy: p})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a hang fails, not blocks, the test
 	defer cancel()
@@ -206,7 +207,9 @@ func TestResumeThroughTheClient(t *testing.T) {
 func TestResumeCompressedBody(t *testing.T) {
 	data := blob(1 << 20)
 	srv, ranges := cuttingServer(t, data, 100_000, true)
-	cl := newClient(t, steady.Options{Policy: fast()})
+	p := fast()
+	p.PreReadBytes = -1 // a body of unknown length within it would be re-sent whole
+	cl := newClient(t, steady.Options{Policy: p})
 
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/blob", nil)
 	resp, err := cl.Do(req)
@@ -289,7 +292,9 @@ func TestResumeNeverSplicesALiar(t *testing.T) {
 				w.Header().Set("Etag", tc.etag)
 				http.ServeContent(&cutWriter{ResponseWriter: w, left: cut}, r, "", time.Time{}, bytes.NewReader(data))
 			})
-			cl := newClient(t, steady.Options{Policy: fast()})
+			p := fast()
+			p.PreReadBytes = -1 // the refusals of the body layer, not a re-send of a small body
+			cl := newClient(t, steady.Options{Policy: p})
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/f", nil)
 			resp, err := cl.Do(req)
 			if err != nil {

@@ -9,6 +9,12 @@
 // [DefaultMaxURLBytes], sits under the 8 KiB request-line limit common to
 // servers and proxies.
 //
+// A URL also carries at most [DefaultMaxValues] (1,000) values, however
+// short: some servers keep only the first 1,000 parameters of a query
+// (Express) and answer for those without an error, so a longer URL would
+// lose rows silently. [Options].MaxValues sets another cap or none; with a
+// repeated parameter the base URL's own parameters count toward it.
+//
 // Packing greedily (each URL takes values until the next one would not
 // fit) gives the fewest URLs any in-order split can: the argument is in
 // pack.go. A value that cannot fit even alone, an empty value, and a value

@@ -58,8 +58,12 @@ func PlanMulti(base *url.URL, lists map[string][]string, opt Options) ([]*url.UR
 	if err := longestFit(ls, lists, fixed, budget); err != nil {
 		return nil, err
 	}
-	parts := halveToFit(ls, fixed, budget)
-	repack(ls, parts, budget-fixed)
+	most, err := opt.valueRoom(q, len(ls))
+	if err != nil {
+		return nil, err
+	}
+	parts := halveToFit(ls, fixed, budget, most)
+	repack(ls, parts, budget-fixed, most)
 	return crossProduct(base, q, ls, parts)
 }
 
@@ -119,24 +123,31 @@ func longestFit(ls []*list, lists map[string][]string, fixed, budget int) error 
 }
 
 // halveToFit cuts the lists into parts, halving the longest part that can
-// be cut until the URL of every list's largest part fits the budget.
-func halveToFit(ls []*list, fixed, budget int) [][]span {
+// be cut until the URL of every list's largest part fits the budget, then
+// the part with the most values until the widest parts together hold at
+// most most values.
+func halveToFit(ls []*list, fixed, budget, most int) [][]span {
 	parts := make([][]span, len(ls))
 	for p, l := range ls {
 		parts[p] = []span{{0, len(l.enc)}}
 	}
 	for {
-		longest, pick, pickPart, pickCost := fixed, -1, -1, -1
+		longest, count, pick, pickPart, pickCost := fixed, 0, -1, -1, -1
 		for p, l := range ls {
 			j := largestPart(l, parts[p])
 			c := l.cost(parts[p][j].start, parts[p][j].end)
 			longest += c
+			count += widest(parts[p])
 			if parts[p][j].end-parts[p][j].start > 1 && c > pickCost {
 				pick, pickPart, pickCost = p, j, c
 			}
 		}
-		if longest <= budget {
+		switch {
+		case longest <= budget && count <= most:
 			return parts
+		case longest <= budget:
+			// count > most >= len(ls): some part holds two values or more.
+			pick, pickPart = widestPart(parts)
 		}
 		// pick >= 0: were every largest part a single value, longest would
 		// equal the longest values' need, which fits.
@@ -145,24 +156,49 @@ func halveToFit(ls []*list, fixed, budget int) [][]span {
 	}
 }
 
+// widest returns how many values the widest of parts holds.
+func widest(parts []span) int {
+	n := 0
+	for _, s := range parts {
+		n = max(n, s.end-s.start)
+	}
+	return n
+}
+
+// widestPart returns the list and part index of the part holding the most
+// values, the first on ties.
+func widestPart(parts [][]span) (list, part int) {
+	n := -1
+	for p, ps := range parts {
+		for j, s := range ps {
+			if s.end-s.start > n {
+				list, part, n = p, j, s.end-s.start
+			}
+		}
+	}
+	return list, part
+}
+
 // repack re-packs each list greedily into the room its neighbours' largest
-// parts leave of free (the budget less the fixed length). Halving fixes how
-// long each list's parts may be, not how few there can be. The current parts
-// fit that room, so greedy (see pack) needs no more of them, and the new
-// largest part fits it too, so every URL still fits. With one list this is
+// parts leave of free (the budget less the fixed length), and the values
+// their widest parts leave of most. Halving fixes how long each list's
+// parts may be, not how few there can be. The current parts fit that room,
+// so greedy (see pack) needs no more of them, and the new largest and
+// widest parts fit it too, so every URL still fits. With one list this is
 // exactly PlanWith.
-func repack(ls []*list, parts [][]span, free int) {
+func repack(ls []*list, parts [][]span, free, most int) {
 	for p, l := range ls {
-		room := free
+		room, values := free, most
 		for q, other := range ls {
 			if q != p {
 				j := largestPart(other, parts[q])
 				room -= other.cost(parts[q][j].start, parts[q][j].end)
+				values -= widest(parts[q])
 			}
 		}
 		parts[p] = parts[p][:0]
 		start := 0
-		for _, end := range pack(l, room) {
+		for _, end := range pack(l, room, values) {
 			parts[p] = append(parts[p], span{start, end})
 			start = end
 		}

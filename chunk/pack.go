@@ -2,6 +2,7 @@ package chunk
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
 )
@@ -10,12 +11,23 @@ import (
 // 8 KiB request line that common servers and proxies accept.
 const DefaultMaxURLBytes = 8000
 
+// DefaultMaxValues is the cap of values per URL used when none is given:
+// Express (through the qs library) keeps the first 1,000 parameters of a
+// query and silently drops the rest.
+const DefaultMaxValues = 1000
+
 // Options change how [PlanWith] and [PlanMulti] write a list. The zero
-// value means: budget [DefaultMaxURLBytes], values joined with commas.
+// value means: budget [DefaultMaxURLBytes], at most [DefaultMaxValues]
+// values per URL, values joined with commas.
 type Options struct {
 	// MaxURLBytes is the largest length of a planned URL's String();
 	// 0 or less means DefaultMaxURLBytes.
 	MaxURLBytes int
+	// MaxValues is the most values one URL carries, counted over all its
+	// list parameters; with Repeat, each of the base URL's own query
+	// parameters counts as one too, since a server that caps parameters
+	// counts them. 0 means DefaultMaxValues; negative means no cap.
+	MaxValues int
 	// Separator joins the values of one parameter; "" means ",". It is
 	// percent-encoded in the URL unless it is one of , : / @ ! $ ' ( ) *.
 	// A value containing it is refused with [ErrContainsSeparator]. A
@@ -30,6 +42,7 @@ type Options struct {
 	Repeat bool
 }
 
+// resolve returns the options' budget and separator, with defaults.
 func (o Options) resolve() (budget int, sep string, err error) {
 	budget, sep = o.MaxURLBytes, o.Separator
 	if budget <= 0 {
@@ -45,6 +58,27 @@ func (o Options) resolve() (budget int, sep string, err error) {
 		return 0, "", fmt.Errorf("chunk: Separator %q begins the way it ends, so joined values may not split back: %w", sep, ErrInvalid)
 	}
 	return budget, sep, nil
+}
+
+// valueRoom is how many values of lists lists one URL of base query q
+// may carry under the options' cap, or an error when that is not one of
+// each.
+func (o Options) valueRoom(q string, lists int) (int, error) {
+	most := o.MaxValues
+	switch {
+	case most < 0:
+		return math.MaxInt, nil
+	case most == 0:
+		most = DefaultMaxValues
+	}
+	room := most
+	if o.Repeat {
+		room -= strings.Count(q, "&") // q is the base query with a trailing "&"
+	}
+	if room < lists {
+		return 0, fmt.Errorf("chunk: MaxValues %d leaves no room for one value of each list beside the base query's parameters: %w", most, ErrInvalid)
+	}
+	return room, nil
 }
 
 // overlapsItself reports whether some proper prefix of sep is also a suffix.
@@ -106,6 +140,10 @@ func PlanWith(base *url.URL, param string, values []string, opt Options) ([]*url
 	if err != nil {
 		return nil, err
 	}
+	most, err := opt.valueRoom(q, 1)
+	if err != nil {
+		return nil, err
+	}
 	fixed := fixedLength(base, q+l.head)
 	for i := range values {
 		if need := fixed + l.cost(i, i+1); need > budget {
@@ -113,7 +151,7 @@ func PlanWith(base *url.URL, param string, values []string, opt Options) ([]*url
 		}
 	}
 
-	cuts := pack(l, budget-fixed)
+	cuts := pack(l, budget-fixed, most)
 	urls := make([]*url.URL, 0, len(cuts))
 	start := 0
 	for _, end := range cuts {
@@ -130,7 +168,8 @@ func PlanWith(base *url.URL, param string, values []string, opt Options) ([]*url
 }
 
 // pack returns the end index of each chunk when l's values are packed
-// greedily into runs whose cost is at most room. Every single value must fit.
+// greedily into runs whose cost is at most room and that hold at most most
+// values (at least 1). Every single value must fit.
 //
 // Greedy is optimal among splits into contiguous runs in order. A run's cost
 // only falls when a value is removed from either end (lengths and joins are
@@ -140,14 +179,17 @@ func PlanWith(base *url.URL, param string, values []string, opt Options) ([]*url
 // gk >= ok, the other split's next run (ok, o(k+1)] fits, so the shorter run
 // (gk, o(k+1)] fits too, and greedy, taking the longest run that fits from
 // gk, ends at g(k+1) >= o(k+1). Greedy is therefore never behind, and
-// reaches the end of the list in no more runs than any other split.
-// TestPackIsOptimal checks this against an exhaustive search.
-func pack(l *list, room int) []int {
+// reaches the end of the list in no more runs than any other split. The
+// cap of values per run is a bound of the same kind (a run inside a run
+// that holds at most most values holds at most most), so the argument
+// holds with both. TestPackIsOptimal checks this against an exhaustive
+// search.
+func pack(l *list, room, most int) []int {
 	n := len(l.enc)
 	var cuts []int
 	start := 0
 	for i := 1; i < n; i++ {
-		if l.cost(start, i+1) > room {
+		if l.cost(start, i+1) > room || i+1-start > most {
 			cuts = append(cuts, i)
 			start = i
 		}

@@ -38,6 +38,15 @@ const (
 	// DefaultMaxBodyBytes bounds, after decompression, a body read whole
 	// (a page of a walk, a GetJSON answer).
 	DefaultMaxBodyBytes = 64 << 20
+	// DefaultPreReadBytes is how much of a response body without a
+	// validator the retrying transport reads inside the attempt, so that a
+	// body cut within it is re-sent (retry.Policy.PreReadBytes).
+	DefaultPreReadBytes = 1 << 20
+	// DefaultReplayBytes bounds the request body kept to re-send it, per
+	// request, and DefaultReplayTotalBytes what one transport keeps of all
+	// its requests at once; past either the request is sent once.
+	DefaultReplayBytes      = 1 << 20
+	DefaultReplayTotalBytes = 16 << 20
 )
 
 // Settings are the values read from the environment. A Settings returned

@@ -7,14 +7,14 @@ import (
 	"github.com/steadyhttp/steady/retry"
 )
 
-// retryAfterOf returns the server's wait hint that err carries: the
-// RetryAfter of a [*retry.Error] or the result of a RetryAfter() method in
-// its chain, whichever is longer; 0 when there is none.
+// retryAfterOf returns the wait err carries: the server's hint or the
+// pacing hold of a [*retry.Error], or the result of a RetryAfter() method
+// in its chain, whichever is longest; 0 when there is none.
 func retryAfterOf(err error) time.Duration {
 	var d time.Duration
 	var re *retry.Error
 	if errors.As(err, &re) {
-		d = re.RetryAfter
+		d = max(re.RetryAfter, re.Wait)
 	}
 	var h interface{ RetryAfter() time.Duration }
 	if errors.As(err, &h) {

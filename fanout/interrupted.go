@@ -110,8 +110,9 @@ func (e *Interrupted[T, R]) Unwrap() []error { return unwrapAll(e.Failures) }
 // fan-out's interruption a transient failure of the outer one.
 func (e *Interrupted[T, R]) Retryable() bool { return true }
 
-// RetryAfter returns the longest wait a server asked for among the failures
-// ([retry.Error] RetryAfter, or an error's RetryAfter method), 0 if none.
+// RetryAfter returns the longest wait among the failures: a [retry.Error]'s
+// RetryAfter or pacing Wait, or an error's RetryAfter method (as
+// steady.RateLimitError and breaker.Error have), 0 if none.
 // Resuming sooner is likely to be refused again.
 func (e *Interrupted[T, R]) RetryAfter() time.Duration { return e.retryAfter }
 

@@ -31,4 +31,12 @@
 // counts the continuations in the caller's Outcome, whose other fields are
 // kept up to date as the body is read. Closing the body ends a continuation
 // in flight.
+//
+// A request body without GetBody is made replayable on its way down, on a
+// copy of the request: a body that is an [io.Seeker] (an *os.File, a
+// *bytes.Reader, any io.ReadSeeker) is rewound to where it stood; any other
+// is kept as it is sent, at most [retry.Policy.ReplayBytes] (1 MiB) per
+// request and 16 MiB over every request of the Transport at once. A body
+// past either bound is committed: it is sent once, and a re-send fails with
+// [ErrCommitted], naming the bound.
 package resume

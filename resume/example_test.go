@@ -55,11 +55,13 @@ func Example() {
 }
 
 // Without a validator nothing proves a second answer continues the first,
-// so the read fails with an Error instead of splicing.
+// so the read fails with an Error instead of splicing. (A body this small
+// is read inside the attempt and re-sent whole unless PreReadBytes turns
+// that off, as here.)
 func ExampleError() {
 	srv := cutOnce("")
 	defer srv.Close()
-	client := &http.Client{Transport: resume.New(retry.New(nil, retry.Policy{}))}
+	client := &http.Client{Transport: resume.New(retry.New(nil, retry.Policy{PreReadBytes: -1}))}
 	resp, err := client.Get(srv.URL)
 	if err != nil {
 		fmt.Println(err)

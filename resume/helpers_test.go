@@ -13,8 +13,13 @@ import (
 const api = "https://api.example.gov/items"
 
 // newTransport is the body layer over a retry transport with policy p over
-// next, as the client stacks them.
+// next, as the client stacks them. The bodies of these tests are handed
+// over to be read: retry reads none inside the attempt unless p says how
+// much (PreReadBytes; sdk_test.go tests the default).
 func newTransport(next http.RoundTripper, p retry.Policy) *resume.Transport {
+	if p.PreReadBytes == 0 {
+		p.PreReadBytes = -1
+	}
 	return resume.New(retry.New(next, p))
 }
 

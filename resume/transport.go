@@ -3,6 +3,7 @@ package resume
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/steadyhttp/steady/liveness"
 	"github.com/steadyhttp/steady/retry"
@@ -14,6 +15,7 @@ import (
 // use.
 type Transport struct {
 	next *retry.Transport
+	held atomic.Int64 // bytes of request bodies kept to replay them
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -32,6 +34,12 @@ func New(next *retry.Transport) *Transport {
 // returns what the transport below returned; only the body differs.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	if p, err := t.next.PolicyFor(ctx); err == nil { // else RoundTrip below reports it
+		var done func()
+		if req, done = t.replayable(req, p.ReplayBytes); done != nil {
+			defer done()
+		}
+	}
 	if _, inAttempt := liveness.BodyInAttempt(ctx); inAttempt {
 		return t.next.RoundTrip(req) // the body is read below, inside the attempt: nothing to hand over
 	}

@@ -3,6 +3,7 @@ package retry
 import (
 	"bytes"
 	"io"
+	"mime"
 	"net/http"
 	"slices"
 	"time"
@@ -52,6 +53,106 @@ func (b *bufferedBody) Bytes() []byte { return b.data }
 // Close does nothing: the body is already in memory.
 func (b *bufferedBody) Close() error { return nil }
 
+// readBody reads inside the attempt what of resp's body the call reads
+// there: all of it when its context asks ([liveness.WithBodyInAttempt]),
+// else up to PreReadBytes of a body [preReads] selects. An error is the
+// attempt's failure; the body is then closed.
+func (c *call) readBody(resp *http.Response) error {
+	switch {
+	case c.inAttempt:
+		data, err := readInAttempt(resp, c.bodyLimit, c.p.ReadTimeout, c.tracker)
+		if err != nil {
+			return err
+		}
+		resp.Body, resp.ContentLength = newBufferedBody(data), int64(len(data))
+	case preReads(c.req.Method, resp, c.p.PreReadBytes):
+		return preRead(resp, c.p.PreReadBytes, c.p.ReadTimeout, c.tracker)
+	}
+	return nil
+}
+
+// preReads reports whether resp's body is read inside the attempt, up to
+// limit bytes, though the caller reads it later (ADR 0295): the answer to
+// a method that reads (GET, HEAD, OPTIONS, TRACE), with a body of unknown
+// length or of at most limit bytes, that the body layer could not resume
+// (no strong validator on a 200), is not a 206 (a range the caller asked
+// for, which the body layer continues) and is not a stream of events or
+// records, whose parts must reach the caller as they come ([eventStream]).
+func preReads(method string, resp *http.Response, limit int64) bool {
+	switch method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+	default:
+		return false
+	}
+	switch {
+	case limit <= 0, resp.Body == nil, resp.Body == http.NoBody, resp.ContentLength == 0,
+		resp.ContentLength > limit,
+		resp.StatusCode == http.StatusPartialContent, resp.StatusCode == http.StatusSwitchingProtocols,
+		eventStream(resp.Header.Get("Content-Type")):
+		return false
+	}
+	return resp.StatusCode != http.StatusOK || resp.Uncompressed || !validated(resp.Header)
+}
+
+// eventStream reports whether a Content-Type names a body whose parts
+// arrive over time: server-sent events, newline-delimited or sequenced
+// JSON, a multipart replace stream, or any type with a stream parameter
+// (a Kubernetes watch).
+func eventStream(contentType string) bool {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	switch mt {
+	case "text/event-stream", "application/x-ndjson", "application/jsonl", "application/json-seq",
+		"application/stream+json", "multipart/x-mixed-replace":
+		return true
+	}
+	_, ok := params["stream"]
+	return ok
+}
+
+// validated reports whether h carries a validator the body layer continues
+// a broken body with: a strong ETag, or a Last-Modified at least a second
+// older than the response's Date (RFC 9110, 8.8.2.2).
+func validated(h http.Header) bool {
+	if et := h.Get("Etag"); len(et) >= 2 && et[0] == '"' && et[len(et)-1] == '"' {
+		return true
+	}
+	mod, err := http.ParseTime(h.Get("Last-Modified"))
+	if err != nil {
+		return false
+	}
+	date, err := http.ParseTime(h.Get("Date"))
+	return err != nil || date.Sub(mod) >= time.Second
+}
+
+// preRead reads resp's body inside the attempt, at most limit bytes: a
+// body that ended is handed back from memory, a longer one as the bytes
+// read followed by the rest of the stream. Reads are bounded by idle and
+// mark tr, as [readInAttempt]'s.
+func preRead(resp *http.Response, limit int64, idle time.Duration, tr *liveness.Tracker) error {
+	data, ended, err := readPrefix(liveness.BoundReads(resp.Body, idle), resp.ContentLength, limit, tr)
+	if err != nil {
+		resp.Body.Close()
+		return err
+	}
+	if !ended {
+		resp.Body = &prefixedBody{Reader: io.MultiReader(bytes.NewReader(data), resp.Body), Closer: resp.Body}
+		return nil
+	}
+	resp.Body.Close()
+	resp.Body, resp.ContentLength = newBufferedBody(data), int64(len(data))
+	return nil
+}
+
+// prefixedBody is a body read in part inside the attempt: those bytes,
+// then the rest of the stream, which Close closes.
+type prefixedBody struct {
+	io.Reader
+	io.Closer
+}
+
 // readInAttempt reads resp's whole body, at most limit bytes (-1: no limit),
 // giving up with a [*liveness.ReadTimeoutError] when a read waits idle
 // (<= 0: never) for data: the body is then closed under the read, which
@@ -60,38 +161,58 @@ func (b *bufferedBody) Close() error { return nil }
 func readInAttempt(resp *http.Response, limit int64, idle time.Duration, tr *liveness.Tracker) ([]byte, error) {
 	body := liveness.BoundReads(resp.Body, idle)
 	defer body.Close()
+	most := int64(-1)
+	if limit >= 0 {
+		most = limit + 1 // one byte past the limit tells a body too large
+	}
+	buf, ended, err := readPrefix(body, resp.ContentLength, most, tr)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ended:
+		return nil, &liveness.BodyTooLargeError{Limit: limit}
+	}
+	return buf, nil
+}
+
+// readPrefix reads body until it ends or most bytes (-1: no bound)
+// arrived, and reports whether it ended. Each chunk that arrives marks tr.
+// cl is the announced length, -1 when unknown.
+func readPrefix(body io.Reader, cl, most int64, tr *liveness.Tracker) (buf []byte, ended bool, err error) {
 	// The buffer grows with what arrives, never with what the server
 	// claims: a Content-Length is a promise, and a liar's promise of
 	// gigabytes must cost nothing until the bytes come. A known length
 	// only caps the first chunk, so a small body takes one small read.
 	size := initialRead
-	if cl := resp.ContentLength; cl >= 0 && cl < int64(size) {
+	if cl >= 0 && cl < int64(size) {
 		size = int(cl) + 1 // +1 to see the EOF in the same read
 	}
-	buf := make([]byte, 0, size)
-	for {
+	buf = make([]byte, 0, size)
+	for most < 0 || int64(len(buf)) < most {
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, cap(buf))
 		}
-		n, err := body.Read(buf[len(buf):cap(buf)])
+		room := buf[len(buf):cap(buf)]
+		if most >= 0 && int64(len(room)) > most-int64(len(buf)) {
+			room = room[:most-int64(len(buf))]
+		}
+		n, err := body.Read(room)
 		if n > 0 {
-			if limit >= 0 && int64(len(buf)+n) > limit {
-				return nil, &liveness.BodyTooLargeError{Limit: limit}
-			}
 			buf = buf[:len(buf)+n]
 			if tr != nil {
 				tr.Mark()
 			}
 		}
 		if err == io.EOF {
-			return buf, nil
+			return buf, true, nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
+	return buf, false, nil
 }
 
-// initialRead is the first size of readInAttempt's buffer, which then
+// initialRead is the first size of readPrefix's buffer, which then
 // doubles while reads fill it.
 const initialRead = 4 << 10

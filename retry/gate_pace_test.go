@@ -134,10 +134,11 @@ func TestPacingRetryAfterTakesPrecedence(t *testing.T) {
 	})
 }
 
-func TestPacingOffByDefault(t *testing.T) {
+// Pacing is on by default (TestZeroPolicyPaces); NoPacing turns it off.
+func TestPacingOffWithNoPacing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &script{steps: []func(*http.Request) (*http.Response, error){status(200, "RateLimit", `"default";r=0;t=20`)}}
-		tr := retry.New(s, retry.Policy{})
+		tr := retry.New(s, retry.Policy{NoPacing: true})
 		for range 2 {
 			resp, err := tr.RoundTrip(get(t.Context(), api))
 			if err != nil {

@@ -58,6 +58,21 @@ type Policy struct {
 	// [*liveness.ReadTimeoutError], or the body is resumed (0: 60s;
 	// negative disables).
 	ReadTimeout time.Duration
+	// PreReadBytes bounds how much of a response body the transport reads
+	// inside the attempt when the body layer could not resume it: a
+	// response to GET, HEAD, OPTIONS or TRACE, not a 206 or an event
+	// stream, without a strong validator, whose Content-Length is unknown
+	// or at most this bound. A body that breaks within it is a failed
+	// attempt, re-sent, even for a caller that reads only after RoundTrip
+	// returned; a longer one is handed back as the bytes read followed by
+	// the rest of the stream (0: 1 MiB; negative: never).
+	PreReadBytes int64
+	// ReplayBytes bounds how much of a request body without GetBody the
+	// body layer (package resume) keeps as it is sent, to send it again: a
+	// longer body is sent once, and a re-send fails naming the bound. A
+	// body that is an io.Seeker is rewound instead, whatever its length
+	// (0: 1 MiB; negative: nothing is kept).
+	ReplayBytes int64
 	// RetryStatus reports whether a status is re-sent (nil: [GatewayStatus]).
 	RetryStatus func(code int) bool
 	// Methods lists the methods re-sent without an Idempotency-Key, matched
@@ -73,12 +88,16 @@ type Policy struct {
 	// Budget, when set, bounds re-sends across every call sharing it; a call
 	// whose re-send the budget refuses stops with [ErrBudget].
 	Budget *budget.Budget
-	// Pacer, when set, is told every response's rate-limit fields and holds
-	// the requests whose quota is spent until its reset (bounded by
-	// MaxRetryAfter); nil: no pacing. Transports given one Pacer pace as
-	// one client: a [*ratelimit.Pacer] in a process (its MaxHold set to
-	// MaxRetryAfter), a [*ratelimit.SharedPacer] across processes.
+	// Pacer is told every response's rate-limit fields and holds the
+	// requests whose quota is spent until its reset (bounded by
+	// MaxRetryAfter). nil: a [*ratelimit.Pacer] of the transport's own,
+	// made by [New] with its MaxHold set to MaxRetryAfter. Transports given
+	// one Pacer pace as one client: a [*ratelimit.Pacer] in a process, a
+	// [*ratelimit.SharedPacer] across processes.
 	Pacer ratelimit.Limiter
+	// NoPacing turns pacing off: nothing is held, whatever the responses
+	// announce. It excludes Pacer.
+	NoPacing bool
 
 	defaultMethods bool // Methods was nil: the idempotent set, checked without folding
 }
@@ -100,6 +119,7 @@ func (p Policy) Validate() error {
 		check(eff.InitialBackoff > eff.MaxBackoff, "InitialBackoff",
 			"(%v) exceeds MaxBackoff (%v)", eff.InitialBackoff, eff.MaxBackoff)
 	}
+	check(p.NoPacing && p.Pacer != nil, "NoPacing", "is set with a Pacer")
 	for _, m := range p.Methods {
 		check(m == "" || strings.ContainsAny(m, " \t\r\n"), "Methods", "contains an invalid method %q", m)
 	}
@@ -134,6 +154,12 @@ func (p Policy) withDefaults() Policy {
 	if p.ReadTimeout == 0 {
 		p.ReadTimeout = config.DefaultReadTimeout
 	}
+	if p.PreReadBytes == 0 {
+		p.PreReadBytes = config.DefaultPreReadBytes
+	}
+	if p.ReplayBytes == 0 {
+		p.ReplayBytes = config.DefaultReplayBytes
+	}
 	if p.RetryStatus == nil {
 		p.RetryStatus = GatewayStatus
 	}
@@ -142,6 +168,15 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.Rand == nil {
 		p.Rand = rand.Float64
+	}
+	return p
+}
+
+// paced returns p with own as its Pacer when it names none and does not
+// opt out of pacing.
+func (p Policy) paced(own ratelimit.Limiter) Policy {
+	if p.Pacer == nil && !p.NoPacing {
+		p.Pacer = own
 	}
 	return p
 }

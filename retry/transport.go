@@ -23,6 +23,7 @@ type Transport struct {
 	raw     Policy // as given, for overrides
 	policy  Policy // with defaults
 	invalid error
+	own     *ratelimit.Pacer // the Pacer of a policy that names none
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -35,7 +36,10 @@ func New(next http.RoundTripper, p Policy) *Transport {
 	if next == nil {
 		next = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	return &Transport{next: next, raw: p, policy: p.withDefaults(), invalid: p.Validate()}
+	t := &Transport{next: next, raw: p, policy: p.withDefaults(), invalid: p.Validate()}
+	t.own = &ratelimit.Pacer{MaxHold: t.policy.MaxRetryAfter}
+	t.policy = t.policy.paced(t.own)
+	return t
 }
 
 // Policy returns the policy the transport was made with.
@@ -98,7 +102,7 @@ func (t *Transport) policyFor(ctx context.Context) (*Policy, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	q = q.withDefaults()
+	q = q.withDefaults().paced(t.own)
 	return &q, nil
 }
 
@@ -266,8 +270,8 @@ func (c *call) send(n int, idemKey string) (attempt, error) {
 	return a, nil
 }
 
-// exchange sends attempt n and, when asked, reads its body inside the
-// attempt. An error means the attempt's request could not be made.
+// exchange sends attempt n and reads inside the attempt what of its body
+// the call reads there (readBody). An error means the attempt's request could not be made.
 func (c *call) exchange(n int, idemKey string) (attempt, error) {
 	if c.tracer != nil {
 		c.startAttempt(n)
@@ -290,12 +294,9 @@ func (c *call) exchange(n int, idemKey string) (attempt, error) {
 	}
 	a.resend = a.err == nil && (c.p.RetryStatus(a.resp.StatusCode) ||
 		a.resp.StatusCode == http.StatusForbidden && ratelimit.IsRateLimit(a.resp))
-	if c.inAttempt && a.err == nil && !a.resend {
-		data, err := readInAttempt(a.resp, c.bodyLimit, c.p.ReadTimeout, c.tracker)
-		if err != nil {
+	if a.err == nil && !a.resend {
+		if err := c.readBody(a.resp); err != nil {
 			a.resp, a.err = nil, err
-		} else {
-			a.resp.Body, a.resp.ContentLength = newBufferedBody(data), int64(len(data))
 		}
 	}
 	return a, nil

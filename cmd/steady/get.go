@@ -101,7 +101,8 @@ server still has the same body. FILE appears only when complete.`,
 				return err
 			}
 			defer g.shared.Close()
-			client, r, err := g.clientWith(target, retry.Policy{}, g.downloadRenderer, handKeys...)
+			// A download streams to its file: no body is read ahead inside the attempt.
+			client, r, err := g.clientWith(target, retry.Policy{PreReadBytes: -1}, g.downloadRenderer, handKeys...)
 			if err != nil {
 				return err
 			}
