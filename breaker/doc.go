@@ -60,8 +60,13 @@
 //     pacer's), [Neutral] (a 4xx) or [Abandoned] (no answer). Every ticket
 //     is closed, whatever happened.
 //
-// [Breaker.State] and [Breaker.Limit] read an entry for events; every
-// change also goes to [Config].OnChange as a [Change].
+// Before a loop waits out a failure, [Breaker.Check] tells whether the
+// re-send would be refused, without admitting anything, so that the call
+// can end with the failed response still in hand.
+//
+// [Breaker.State] and [Breaker.Limit] read an entry; every change also goes
+// to [Config].OnChange as a [Change], which [Change.Event] turns into an
+// [event.BreakerChanged] for a [event.Reporter].
 //
 // Time is a parameter of every method but [Ticket.Acquire]; the breaker
 // never sleeps and starts no goroutine.
