@@ -57,10 +57,11 @@ func (t *Ticket) Acquire(ctx context.Context) error {
 	if t.slot || t.done {
 		return nil
 	}
-	if err := t.e.acquire(ctx, t.b); err != nil {
+	cuts, err := t.e.acquire(ctx, t.b)
+	if err != nil {
 		return err
 	}
-	t.slot = true
+	t.slot, t.cuts = true, cuts
 	return nil
 }
 
