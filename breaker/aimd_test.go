@@ -188,3 +188,23 @@ func TestCutCountsFromTheSlot(t *testing.T) {
 		t.Errorf("limit %d after a 429 sent after the cut, want 2", got)
 	}
 }
+
+// One cut a call: a re-send answered 429 leaves the limit and the
+// spacing as they are; the call's first attempt cut them already.
+func TestResendLimitedDoesNotCut(t *testing.T) {
+	t.Parallel()
+	b := newBreaker(t, breaker.Config{MaxConcurrency: 8})
+	for range 5 {
+		tk, err := b.Admit(t0, "h", "", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tk.Acquire(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		tk.Done(t0, breaker.Limited, 0)
+	}
+	if c, gap := b.Limit("h", ""); c != 8 || gap != 0 {
+		t.Errorf("after re-sends answered 429: limit %d, spacing %v; want 8 and none", c, gap)
+	}
+}

@@ -30,8 +30,9 @@
 // [ErrThrottled].
 //
 // The limit bounds the attempts in flight toward the host. A headerless
-// 429 halves it, once for all the attempts sent since the previous cut
-// (they met one window of the server's limiter); at 1 it spaces the sends
+// 429 of a first attempt halves it, once for all the attempts sent since
+// the previous cut (they met one window of the server's limiter); a
+// re-send's 429 does not cut again; at 1 it spaces the sends
 // instead, twice the round trip apart, then twice that. Each success grows
 // it back additively, up to MaxConcurrency.
 //
