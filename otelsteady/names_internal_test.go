@@ -6,15 +6,16 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
 
 func TestWaitReason(t *testing.T) {
 	for in, want := range map[string]string{
-		event.WaitBackoff:     WaitBackoff,
-		event.WaitServerHint:  WaitServerHint,
-		event.WaitRateLimited: WaitPacing,
+		event.WaitBackoff:        WaitBackoff,
+		event.WaitServerHint:     WaitServerHint,
+		event.WaitRateLimited:    WaitPacing,
 		"resume at byte 1048576": WaitResume,
 		"":                       WaitOther,
 		"something new":          WaitOther,
@@ -36,6 +37,8 @@ func TestStopReason(t *testing.T) {
 		{retry.ErrRetryAfter, StopRetryAfter},
 		{retry.ErrBudget, StopBudget},
 		{retry.ErrRateLimited, StopRateLimited},
+		{fmt.Errorf("refused: %w, %w", retry.ErrOverload, breaker.ErrOpen), StopCircuitOpen},
+		{fmt.Errorf("refused: %w, %w", retry.ErrOverload, breaker.ErrThrottled), StopThrottled},
 		{context.Canceled, StopCanceled},
 		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), StopDeadline},
 		{errors.New("new"), StopOther},
