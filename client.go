@@ -2,17 +2,22 @@ package steady
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/config"
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/resume"
 	"github.com/steadyhttp/steady/retry"
 )
@@ -27,7 +32,8 @@ type Client struct {
 	http  *http.Client
 	red   *credentials.Redactor // the keys' values: every text the client writes goes through it
 	gate  *semaphore.Weighted
-	err   error // options that did not validate (With), else nil
+	brk   *breaker.Breaker // overload control made for the client, shared by copies from With; nil when off
+	err   error            // options that did not validate (With), else nil
 
 	uaValue []string // the User-Agent header of the requests the client builds
 
@@ -41,7 +47,7 @@ func New(opt Options) (*Client, error) {
 	if pool == nil {
 		pool = newPool(opt)
 	}
-	return build(opt, pool)
+	return build(opt, pool, nil)
 }
 
 // FromEnv returns a client whose retry policy, stall budget, concurrency,
@@ -112,9 +118,12 @@ func ApplySettings(opt Options, s config.Settings, prefix string) Options {
 	return opt
 }
 
-func build(opt Options, pool http.RoundTripper) (*Client, error) {
+func build(opt Options, pool http.RoundTripper, brk *breaker.Breaker) (*Client, error) {
 	if err := opt.Policy.Validate(); err != nil {
 		return nil, err
+	}
+	if err := opt.Overload.Validate(); err != nil {
+		return nil, fmt.Errorf("steady: Options.Overload: %w", err)
 	}
 	if opt.keyEnv != "" && len(opt.Keys) == 1 && len(opt.Keys[0].Hosts) == 0 {
 		return nil, fmt.Errorf("steady: %s is set but no Options.Keys entry names the hosts that accept it", opt.keyEnv)
@@ -143,6 +152,12 @@ func build(opt Options, pool http.RoundTripper) (*Client, error) {
 	red := credentials.NewRedactor(keyValues(opt.Keys)...)
 	policy := opt.Policy
 	policy.Reporter = redactReporter(policy.Reporter, red)
+	if brk == nil {
+		brk = newBreaker(opt, policy.Reporter)
+	}
+	if policy.Overload == nil && !opt.NoOverload {
+		policy.Overload, policy.OverloadKey = brk, overloadKey(opt.Keys)
+	}
 	rtr := retry.New(&userAgent{next: credentials.NewTransport(pool, opt.Keys...), ua: []string{opt.UserAgent}}, policy)
 	c := &Client{
 		opt:   opt,
@@ -151,11 +166,49 @@ func build(opt Options, pool http.RoundTripper) (*Client, error) {
 		retry: rtr,
 		red:   red,
 		gate:  semaphore.NewWeighted(int64(opt.Concurrency)),
+		brk:   brk,
 
 		uaValue: []string{opt.UserAgent},
 	}
 	c.http = &http.Client{Transport: resume.New(rtr), CheckRedirect: c.checkRedirect}
 	return c, nil
+}
+
+// newBreaker makes the client's overload control, its MaxConcurrency the
+// client's Concurrency unless set, its changes reported to rep as well as
+// to the config's own OnChange. A client built off or with a Breaker of
+// its own still makes one, for the copies With makes: it costs a map.
+func newBreaker(opt Options, rep event.Reporter) *breaker.Breaker {
+	cfg := opt.Overload
+	if cfg.MaxConcurrency == 0 {
+		cfg.MaxConcurrency = opt.Concurrency
+	}
+	if own := cfg.OnChange; rep != nil {
+		cfg.OnChange = func(ch breaker.Change) {
+			if own != nil {
+				own(ch)
+			}
+			event.Emit(rep, ch.Event())
+		}
+	}
+	b, err := breaker.New(cfg)
+	if err != nil {
+		panic("steady: a validated breaker config was refused: " + err.Error())
+	}
+	return b
+}
+
+// overloadKey keeps apart, at one host, the overload state of clients with
+// different keys when they share a Breaker: a digest of the keys' values,
+// never the values; "" without keys.
+func overloadKey(keys []credentials.Key) string {
+	vals := slices.Sorted(slices.Values(keyValues(keys)))
+	vals = slices.DeleteFunc(vals, func(v string) bool { return v == "" })
+	if len(vals) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(strings.Join(vals, "\x00")))
+	return hex.EncodeToString(sum[:8])
 }
 
 func keyValues(keys []credentials.Key) []string {
@@ -270,7 +323,10 @@ func (c *Client) Options() Options { return c.opt }
 // own settings (Transport, ConnectTimeout, ResponseHeaderTimeout) cannot
 // change this way; per-request deadlines go in the request's context. The
 // copy has its own rate-limit pacing state, and its own concurrency gate
-// when Concurrency changes. Options that do not validate (a bad key or
+// when Concurrency changes. It shares c's overload control, whose state is
+// the hosts' own, so Overload cannot change this way (NoOverload can turn
+// it off for the copy; a Policy.Overload set replaces it), and its changes
+// go to c's Reporter. Options that do not validate (a bad key or
 // policy) give a copy whose every request fails with that error before
 // anything is sent, as [retry.New] does with an invalid policy; [Client.Err]
 // reports it at once.
@@ -282,7 +338,7 @@ func (c *Client) With(edit func(*Options)) *Client {
 	edit(&opt)
 	opt.Transport, opt.ConnectTimeout, opt.ResponseHeaderTimeout = c.opt.Transport, c.opt.ConnectTimeout, c.opt.ResponseHeaderTimeout
 	opt = opt.withDefaults()
-	n, err := build(opt, c.pool)
+	n, err := build(opt, c.pool, c.brk)
 	if err != nil {
 		return &Client{opt: opt, base: c.base, pool: c.pool, gate: c.gate, err: err,
 			http: &http.Client{Transport: failing{err}}}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/config"
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/event"
@@ -52,6 +53,26 @@ type Options struct {
 	// decompression (0: 64 MiB; negative: no bound). A larger body is a
 	// *liveness.BodyTooLargeError, never re-sent.
 	MaxBodyBytes int64
+
+	// Overload configures overload control, on by default (ADR 0285): per
+	// host, a circuit breaker that fails calls fast through an outage,
+	// client-side throttling of the first attempts to a failing host, and
+	// a limit on the attempts in flight and their spacing that halves on
+	// a 429 without quota fields and grows back on successes. The zero
+	// value is package breaker's defaults: the circuit opens when half of
+	// at least 20 calls within a minute failed (a 5xx the policy re-sends,
+	// a timeout, a reset; never a 429), stays open 5 s (or the host's
+	// Retry-After, at most a minute), then lets 1 probe through; the
+	// throttle sheds first attempts as the SRE book's formula says (K = 2
+	// over 2 minutes), never more than 80% of them; MaxConcurrency 0
+	// means Concurrency. A refused call fails at once with an error that
+	// matches retry.ErrOverload and breaker.ErrOpen or breaker.ErrThrottled,
+	// whose RetryAfter says when the host may be tried again. State
+	// changes go to the Reporter as event.BreakerChanged. A Breaker set as
+	// Policy.Overload is used instead, shared by every client given it.
+	Overload breaker.Config
+	// NoOverload turns overload control off.
+	NoOverload bool
 
 	keyEnv          string // the variable an API key came from, for error messages
 	derivedReporter bool   // Policy.Reporter was filled in from Reporter

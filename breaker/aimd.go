@@ -76,17 +76,19 @@ func (e *entry) cut(now time.Time, t *Ticket, cfg *Config, changes *[]Change) {
 	*changes = append(*changes, e.change(now, e.state))
 }
 
-// acquire waits for a slot under the limit, or for ctx to end.
-func (e *entry) acquire(ctx context.Context, b *Breaker) error {
+// acquire waits for a slot under the limit, or for ctx to end, and
+// returns the count of cuts as of the slot: the attempt is sent after
+// those, so only a later window's 429 can be its own.
+func (e *entry) acquire(ctx context.Context, b *Breaker) (uint64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			return 0, err
 		}
 		if e.limit == 0 || e.inflight < int(e.limit) {
 			e.inflight++
-			return nil
+			return e.cuts, nil
 		}
 		wake := e.wake
 		e.waiters++

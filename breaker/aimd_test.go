@@ -163,3 +163,48 @@ func TestAcquireWithEndedContext(t *testing.T) {
 	}
 	tk.Done(t0, breaker.Abandoned, 0)
 }
+
+// A ticket's window is the one it is sent in: one admitted before a cut
+// but given its slot after it was sent after the cut, so its 429 cuts
+// again; one given its slot before the cut does not.
+func TestCutCountsFromTheSlot(t *testing.T) {
+	t.Parallel()
+	b := newBreaker(t, breaker.Config{MaxConcurrency: 8})
+	early := admitN(t, b, t0, 2)
+	queued, err := b.Admit(t0, "h", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	early[0].Done(t0, breaker.Limited, 0) // 8 → 4
+	early[1].Done(t0, breaker.Limited, 0) // same window: no cut
+	if got, _ := b.Limit("h", ""); got != 4 {
+		t.Fatalf("limit %d after one window, want 4", got)
+	}
+	if err := queued.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	queued.Done(t0, breaker.Limited, 0)
+	if got, _ := b.Limit("h", ""); got != 2 {
+		t.Errorf("limit %d after a 429 sent after the cut, want 2", got)
+	}
+}
+
+// One cut a call: a re-send answered 429 leaves the limit and the
+// spacing as they are; the call's first attempt cut them already.
+func TestResendLimitedDoesNotCut(t *testing.T) {
+	t.Parallel()
+	b := newBreaker(t, breaker.Config{MaxConcurrency: 8})
+	for range 5 {
+		tk, err := b.Admit(t0, "h", "", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tk.Acquire(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		tk.Done(t0, breaker.Limited, 0)
+	}
+	if c, gap := b.Limit("h", ""); c != 8 || gap != 0 {
+		t.Errorf("after re-sends answered 429: limit %d, spacing %v; want 8 and none", c, gap)
+	}
+}

@@ -63,6 +63,24 @@ func (b *Breaker) Admit(now time.Time, host, key string, resend bool) (*Ticket, 
 	return t, nil
 }
 
+// Check returns the refusal [Breaker.Admit] would give a re-send to host
+// and key at now, without admitting anything or changing any state: an
+// [*Error] wrapping [ErrOpen] when the circuit is not closed, else nil. A
+// retry loop asks it before it waits out a failure, so that a re-send the
+// circuit refuses ends the call with the failed response still in hand.
+func (b *Breaker) Check(now time.Time, host, key string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.entries[hostKey{host, key}]
+	switch {
+	case !ok || e.state == Closed:
+		return nil
+	case e.state == Open && now.Before(e.openUntil):
+		return &Error{Host: host, Err: ErrOpen, Wait: e.openUntil.Sub(now)}
+	}
+	return &Error{Host: host, Err: ErrOpen, Wait: probeWait}
+}
+
 // State returns the circuit state of host and key as of the last call that
 // touched it; [Closed] for one the breaker does not track.
 func (b *Breaker) State(host, key string) State {

@@ -1,6 +1,10 @@
 package breaker
 
-import "time"
+import (
+	"time"
+
+	"github.com/steadyhttp/steady/event"
+)
 
 // State is a circuit's state.
 type State uint8
@@ -41,6 +45,18 @@ type Change struct {
 	Wait      time.Duration // for Open: until probes are let through
 	Limit     int           // concurrency limit, 0 for none
 	Spacing   time.Duration // least time between sends, 0 for none
+}
+
+// Event returns c as an [event.BreakerChanged]: Reason the new state, or
+// "limit" when only the limit or the spacing changed; Wait the time until
+// probes (open) or the spacing (limit); Total the concurrency limit. The
+// key stays out of events: it may be derived from a credential.
+func (c Change) Event() event.Event {
+	e := event.Event{Kind: event.BreakerChanged, Time: c.Time, Host: c.Host, Reason: c.State.String(), Wait: c.Wait, Total: c.Limit}
+	if c.State == c.Prev {
+		e.Reason, e.Wait = "limit", c.Spacing
+	}
+	return e
 }
 
 // admitCircuit decides whether the circuit lets an attempt through and

@@ -30,8 +30,9 @@
 // [ErrThrottled].
 //
 // The limit bounds the attempts in flight toward the host. A headerless
-// 429 halves it, once for all the attempts sent since the previous cut
-// (they met one window of the server's limiter); at 1 it spaces the sends
+// 429 of a first attempt halves it, once for all the attempts sent since
+// the previous cut (they met one window of the server's limiter); a
+// re-send's 429 does not cut again; at 1 it spaces the sends
 // instead, twice the round trip apart, then twice that. Each success grows
 // it back additively, up to MaxConcurrency.
 //
@@ -60,8 +61,13 @@
 //     pacer's), [Neutral] (a 4xx) or [Abandoned] (no answer). Every ticket
 //     is closed, whatever happened.
 //
-// [Breaker.State] and [Breaker.Limit] read an entry for events; every
-// change also goes to [Config].OnChange as a [Change].
+// Before a loop waits out a failure, [Breaker.Check] tells whether the
+// re-send would be refused, without admitting anything, so that the call
+// can end with the failed response still in hand.
+//
+// [Breaker.State] and [Breaker.Limit] read an entry; every change also goes
+// to [Config].OnChange as a [Change], which [Change.Event] turns into an
+// [event.BreakerChanged] for a [event.Reporter].
 //
 // Time is a parameter of every method but [Ticket.Acquire]; the breaker
 // never sleeps and starts no goroutine.

@@ -57,10 +57,11 @@ func (t *Ticket) Acquire(ctx context.Context) error {
 	if t.slot || t.done {
 		return nil
 	}
-	if err := t.e.acquire(ctx, t.b); err != nil {
+	cuts, err := t.e.acquire(ctx, t.b)
+	if err != nil {
 		return err
 	}
-	t.slot = true
+	t.slot, t.cuts = true, cuts
 	return nil
 }
 
@@ -91,7 +92,13 @@ func (t *Ticket) Done(now time.Time, o Outcome, retryAfter time.Duration) {
 	case Success:
 		e.grow(now, &b.cfg, &changes)
 	case Limited:
-		e.cut(now, t, &b.cfg, &changes)
+		// One cut a call, as one vote a call: its re-sends are already
+		// backed off by its retry, and a limiter's closed window refuses
+		// them at any rate, so cutting again for each would space the
+		// sends far wider than the limit once the window reopens.
+		if t.first {
+			e.cut(now, t, &b.cfg, &changes)
+		}
 	}
 	b.mu.Unlock()
 	b.emit(changes)

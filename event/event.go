@@ -39,6 +39,13 @@ const (
 	// pages holding Items rows (and Bytes bytes). Renderers count them as
 	// done, so shares reach 100%, and leave them out of rates and ETAs.
 	Resumed
+	// BreakerChanged: the overload control of Host changed (package
+	// breaker). Reason is the circuit's new state ("closed", "open",
+	// "half-open"), or "limit" when only the concurrency limit or the
+	// spacing between sends changed; Wait is the time until probes are let
+	// through (open) or the spacing (limit); Total is the concurrency
+	// limit, 0 for none.
+	BreakerChanged
 )
 
 func (k Kind) String() string {
@@ -63,6 +70,8 @@ func (k Kind) String() string {
 		return "attempt started"
 	case Resumed:
 		return "resumed"
+	case BreakerChanged:
+		return "breaker changed"
 	}
 	return "unknown"
 }

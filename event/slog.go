@@ -15,7 +15,8 @@ import (
 // Levels follow what a reader should do about an event: a retry is Info,
 // Warn when the server rate-limits; a stop is Warn when the last response
 // went back to the caller, Error when the request ended without one;
-// pages, sub-requests, quotas and request starts and ends are Debug.
+// a circuit that opens is Warn, and any other change of overload control
+// Info; pages, sub-requests, quotas and request starts and ends are Debug.
 //
 // A nil l gives a nil Reporter, which is silent.
 func Slog(l *slog.Logger) Reporter {
@@ -49,6 +50,11 @@ func slogLevel(e Event) slog.Level {
 		}
 		return slog.LevelInfo
 	case Waiting:
+		return slog.LevelInfo
+	case BreakerChanged:
+		if e.Reason == "open" {
+			return slog.LevelWarn
+		}
 		return slog.LevelInfo
 	case Stopped:
 		if e.Status != 0 {

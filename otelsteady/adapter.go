@@ -217,6 +217,17 @@ func (a *Adapter) Report(e event.Event) {
 
 	case event.SubrequestDone:
 		a.m.subrequests.Add(ctx, 1)
+
+	case event.BreakerChanged:
+		state := breakerState(e.Reason)
+		host, _ := hostPort(e.Host, e.URL)
+		a.m.breaker.Add(ctx, 1, a.m.breakerSet(host, state).add...)
+		// The breaker changes between calls; a context is there only
+		// when the event was made for one.
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			span.AddEvent(EventBreaker, trace.WithTimestamp(stamp(e.Time)), trace.WithAttributes(
+				attribute.String(KeyBreakerState, state), attribute.Float64(KeyWaitDuration, e.Wait.Seconds())))
+		}
 	}
 }
 

@@ -26,10 +26,14 @@
 // of the attempt that failed. A pacing hold comes before any attempt of its
 // own and is an event of the request's span. A stop is a steady.stop event
 // (steady.stop.reason: exhausted, stalled, retry_after_above_cap, budget,
-// not_retryable, rate_limited, canceled, deadline_exceeded) on the last
-// attempt's span, with the refused wait's duration for a Retry-After above
-// the cap; a stop between attempts goes to the request's span. A response
-// announcing its quota adds a steady.quota event.
+// not_retryable, rate_limited, circuit_open, throttled, canceled,
+// deadline_exceeded) on the last attempt's span, with the refused wait's
+// duration for a Retry-After above the cap; a stop between attempts (a
+// call overload control refused goes to no host) goes to the request's
+// span. A response announcing its quota adds a steady.quota event. A change
+// of a host's overload control is counted by steady.breaker.changes
+// (server.address, steady.breaker.state: open, half_open, closed, limit),
+// and is a steady.breaker event of the span in its context when it has one.
 //
 // # With otelhttp
 //

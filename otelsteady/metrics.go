@@ -20,6 +20,7 @@ const (
 	MetricPages        = "steady.walk.pages"
 	MetricRows         = "steady.walk.rows"
 	MetricSubrequests  = "steady.fanout.subrequests"
+	MetricBreaker      = "steady.breaker.changes"
 )
 
 // waitBuckets span a jittered backoff of a few milliseconds to a quota
@@ -27,8 +28,8 @@ const (
 var waitBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
 
 type instruments struct {
-	attempts, resends, refusals, holds, stops, pages, rows, subrequests metric.Int64Counter
-	waits                                                               metric.Float64Histogram
+	attempts, resends, refusals, holds, stops, pages, rows, subrequests, breaker metric.Int64Counter
+	waits                                                                        metric.Float64Histogram
 
 	mu   sync.RWMutex
 	sets map[setKey]measurement
@@ -63,6 +64,7 @@ func (m *instruments) init(meter metric.Meter) error {
 	m.pages = counter(MetricPages, "{page}", "Pages received by page walks.")
 	m.rows = counter(MetricRows, "{row}", "Items received by page walks.")
 	m.subrequests = counter(MetricSubrequests, "{request}", "Fan-out sub-requests completed.")
+	m.breaker = counter(MetricBreaker, "{change}", "Changes of a host's overload control, by the state changed to.")
 	var err error
 	m.waits, err = meter.Float64Histogram(MetricWaitDuration, metric.WithUnit("s"),
 		metric.WithDescription("Waits before an attempt, by reason."),
@@ -92,6 +94,7 @@ const (
 	ofResend               // v1 error.type, v2 steady.wait.reason
 	ofStop                 // v1 steady.stop.reason
 	ofHost                 // server.address alone
+	ofBreaker              // v1 steady.breaker.state
 )
 
 // maxSets bounds the cache; past it sets are built per measurement.
@@ -142,5 +145,11 @@ func (m *instruments) stopSet(host, reason string) measurement {
 func (m *instruments) hostSet(host string) measurement {
 	return m.set(setKey{of: ofHost, host: host}, func() []attribute.KeyValue {
 		return []attribute.KeyValue{semconv.ServerAddress(host)}
+	})
+}
+
+func (m *instruments) breakerSet(host, state string) measurement {
+	return m.set(setKey{of: ofBreaker, host: host, v1: state}, func() []attribute.KeyValue {
+		return []attribute.KeyValue{semconv.ServerAddress(host), attribute.String(KeyBreakerState, state)}
 	})
 }

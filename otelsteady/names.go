@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
+	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
@@ -27,6 +28,9 @@ const (
 	KeyStopReason = "steady.stop.reason"
 	// KeyResend says whether an attempt was a re-send (metric attribute).
 	KeyResend = "steady.resend"
+	// KeyBreakerState is what overload control of a host changed to: one
+	// of the Breaker values.
+	KeyBreakerState = "steady.breaker.state"
 	// KeyQuotaRemaining and KeyQuotaReset describe a rate-limit quota a
 	// response announced: requests left, and seconds until the reset.
 	KeyQuotaRemaining = "steady.quota.remaining"
@@ -44,6 +48,19 @@ const (
 	EventStop = "steady.stop"
 	// EventQuota: the attempt's response announced its rate-limit quota.
 	EventQuota = "steady.quota"
+	// EventBreaker: overload control of a host changed, on the span in the
+	// event's context when it has one: its new state, and the wait until
+	// probes (open) or the spacing between sends (limit).
+	EventBreaker = "steady.breaker"
+)
+
+// Values of [KeyBreakerState]: the circuit's new state, or BreakerLimit
+// when only the concurrency limit or the spacing changed.
+const (
+	BreakerClosed   = "closed"
+	BreakerOpen     = "open"
+	BreakerHalfOpen = "half_open"
+	BreakerLimit    = "limit"
 )
 
 // Values of [KeyWaitReason].
@@ -65,6 +82,8 @@ const (
 	StopRateLimited  = "rate_limited"
 	StopCanceled     = "canceled"
 	StopDeadline     = "deadline_exceeded"
+	StopCircuitOpen  = "circuit_open"
+	StopThrottled    = "throttled"
 	StopOther        = "_OTHER"
 )
 
@@ -104,12 +123,32 @@ func stopReason(err error) string {
 		return StopBudget
 	case errors.Is(err, retry.ErrRateLimited):
 		return StopRateLimited
+	case errors.Is(err, breaker.ErrThrottled):
+		return StopThrottled
+	case errors.Is(err, retry.ErrOverload), errors.Is(err, breaker.ErrOpen):
+		return StopCircuitOpen
 	case errors.Is(err, context.Canceled):
 		return StopCanceled
 	case errors.Is(err, context.DeadlineExceeded):
 		return StopDeadline
 	}
 	return StopOther
+}
+
+// breakerState maps a BreakerChanged event's reason to a value of
+// [KeyBreakerState].
+func breakerState(r string) string {
+	switch r {
+	case "closed":
+		return BreakerClosed
+	case "open":
+		return BreakerOpen
+	case "half-open":
+		return BreakerHalfOpen
+	case "limit":
+		return BreakerLimit
+	}
+	return WaitOther
 }
 
 var errNoPort = errors.New("no port")

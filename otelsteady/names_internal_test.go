@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/retry"
 )
@@ -36,6 +37,8 @@ func TestStopReason(t *testing.T) {
 		{retry.ErrRetryAfter, StopRetryAfter},
 		{retry.ErrBudget, StopBudget},
 		{retry.ErrRateLimited, StopRateLimited},
+		{fmt.Errorf("refused: %w, %w", retry.ErrOverload, breaker.ErrOpen), StopCircuitOpen},
+		{fmt.Errorf("refused: %w, %w", retry.ErrOverload, breaker.ErrThrottled), StopThrottled},
 		{context.Canceled, StopCanceled},
 		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), StopDeadline},
 		{errors.New("new"), StopOther},

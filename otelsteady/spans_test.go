@@ -112,6 +112,8 @@ func TestRetryAfterAboveTheCap(t *testing.T) {
 		})
 		diff(t, "metrics", r.metricText(t), []string{
 			"steady.attempts{http.request.method=GET server.address=api.example.gov steady.resend=false} = 1",
+			// A 429 without quota fields halves the host's limit (AIMD).
+			"steady.breaker.changes{server.address=api.example.gov steady.breaker.state=limit} = 1",
 			"steady.stops{server.address=api.example.gov steady.stop.reason=retry_after_above_cap} = 1",
 		})
 	})

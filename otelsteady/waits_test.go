@@ -9,7 +9,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/budget"
+	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
@@ -97,6 +100,8 @@ func TestServerHintThenExhausted(t *testing.T) {
 		diff(t, "metrics", r.metricText(t), []string{
 			"steady.attempts{http.request.method=GET server.address=api.example.gov steady.resend=false} = 1",
 			"steady.attempts{http.request.method=GET server.address=api.example.gov steady.resend=true} = 1",
+			// A 429 without quota fields halves the host's limit (AIMD).
+			"steady.breaker.changes{server.address=api.example.gov steady.breaker.state=limit} = 1",
 			"steady.resends{error.type=429 server.address=api.example.gov steady.wait.reason=server_hint} = 1",
 			"steady.stops{server.address=api.example.gov steady.stop.reason=exhausted} = 1",
 			"steady.wait.duration{server.address=api.example.gov steady.wait.reason=server_hint} count=1 sum=2.1",
@@ -127,6 +132,39 @@ func TestCanceledDuringBackoff(t *testing.T) {
 				" server.address=api.example.gov server.port=443 url.full=https://api.example.gov/items}" +
 				" steady.wait@+0s{steady.wait.duration=5 steady.wait.reason=backoff}",
 			"caller internal parent=- +0s..+1m1s Unset {} steady.stop@+1s{steady.stop.reason=canceled}",
+		})
+	})
+}
+
+// TestBreakerOpens: the call whose failure opens the host's circuit keeps
+// its 503; the change is counted by its new state; the next call fails
+// fast, its stop (circuit_open) on the caller's span, with no attempt.
+func TestBreakerOpens(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t)
+		c, err := steady.New(steady.Options{BaseURL: base, Keys: []credentials.Key{apiKey}, Reporter: r.adapter,
+			Transport: &scripted{codes: []int{503}}, Policy: retry.Policy{MaxAttempts: 1},
+			Overload: breaker.Config{MinRequests: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0, _ := r.underCaller(t, func(ctx context.Context) error {
+			c.GetJSON(ctx, "items", nil, new(any))
+			if err := c.GetJSON(ctx, "items", nil, new(any)); !errors.Is(err, breaker.ErrOpen) {
+				t.Errorf("second call: %v, want ErrOpen", err)
+			}
+			return nil
+		})
+		diff(t, "spans", r.spanText(t0), []string{
+			"GET client parent=caller +0s..+0s Error {error.type=503 http.request.method=GET http.response.status_code=503" +
+				" server.address=api.example.gov server.port=443 url.full=https://api.example.gov/items} steady.stop@+0s{steady.stop.reason=exhausted}",
+			"caller internal parent=- +0s..+0s Unset {} steady.stop@+0s{steady.stop.reason=circuit_open}",
+		})
+		diff(t, "metrics", r.metricText(t), []string{
+			"steady.attempts{http.request.method=GET server.address=api.example.gov steady.resend=false} = 1",
+			"steady.breaker.changes{server.address=api.example.gov steady.breaker.state=open} = 1",
+			"steady.stops{server.address=api.example.gov steady.stop.reason=circuit_open} = 1",
+			"steady.stops{server.address=api.example.gov steady.stop.reason=exhausted} = 1",
 		})
 	})
 }

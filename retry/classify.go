@@ -32,13 +32,13 @@ const (
 // laterReasons are the stop reasons a later try could get past: the
 // attempts, the patience or the quota ran out, not the request's right to
 // succeed.
-var laterReasons = [...]error{ErrExhausted, ErrStalled, ErrRetryAfter, ErrBudget, ErrRateLimited}
+var laterReasons = [...]error{ErrExhausted, ErrStalled, ErrRetryAfter, ErrBudget, ErrRateLimited, ErrOverload}
 
 // Transient reports whether the same request, tried again later, might get
 // further. It is the one rule that fan-outs, the facade and the command use
 // to decide whether work stopped by err can resume. It holds when err
 // matches (errors.Is) one of [ErrExhausted], [ErrStalled], [ErrRetryAfter],
-// [ErrBudget] or [ErrRateLimited], or when an error in its chain has a
+// [ErrBudget], [ErrRateLimited] or [ErrOverload], or when an error in its chain has a
 // Retryable() bool method that returns true (a status error judged by
 // [TransientStatus], a nested fan-out's interruption). Everything else is
 // permanent: [ErrNotRetryable], a cancelled or expired context, any error of

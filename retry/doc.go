@@ -34,6 +34,14 @@
 // that says it is a rate limit ([ratelimit.IsRateLimit]) is waited out like
 // a 429.
 //
+// With a [Policy.Overload] (a [breaker.Breaker]), every attempt is admitted
+// by the host's overload control when it is sent, held by the spacing it
+// learned from 429s without quota fields, and given a slot under the
+// host's concurrency limit; its answer, as this package classifies it, is
+// told back. A refusal ends the call at once with [ErrOverload]; before a
+// failure is waited out, a re-send the circuit would refuse ends the call
+// with the response in hand.
+//
 // Only what a later attempt could survive is re-sent: statuses chosen by
 // [Policy.RetryStatus] ([GatewayStatus] or [AnyServerError]), and transport
 // failures that are transient by type (refused, reset, timeout, unexpected

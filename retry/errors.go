@@ -26,6 +26,12 @@ var (
 	// ErrRateLimited: pacing would have to hold the request past
 	// MaxRetryAfter for the host's quota to reset.
 	ErrRateLimited = errors.New("rate limited until a reset beyond MaxRetryAfter")
+	// ErrOverload: overload control ([Policy.Overload]) refused the attempt:
+	// the host's circuit is open, or the throttle shed a first attempt.
+	// The reason also matches the breaker's cause ([breaker.ErrOpen],
+	// [breaker.ErrThrottled]), and errors.As finds its [*breaker.Error],
+	// whose RetryAfter says when the host may be tried again.
+	ErrOverload = errors.New("refused by overload control")
 	// ErrDeadline: the next wait (a backoff, a Retry-After or a pacing
 	// hold) could not end before the context's deadline, so it was not
 	// started. errors.Is(ErrDeadline, context.DeadlineExceeded) holds.
@@ -46,7 +52,7 @@ type Error struct {
 	Method   string
 	URL      string // redacted
 	Attempts int
-	Reason   error // one of the stop reasons
+	Reason   error // one of the stop reasons (errors.Is)
 	// Status is the last HTTP status seen, 0 when no attempt got one.
 	Status int
 	// RetryAfter is the server's last wait hint, 0 when there was none.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/budget"
 	"github.com/steadyhttp/steady/config"
 	"github.com/steadyhttp/steady/event"
@@ -98,6 +99,18 @@ type Policy struct {
 	// NoPacing turns pacing off: nothing is held, whatever the responses
 	// announce. It excludes Pacer.
 	NoPacing bool
+	// Overload, when set, is asked before every attempt whether its host
+	// may be sent to now, and told every attempt's outcome (ADR 0285): a
+	// circuit per host that fails calls fast through an outage, a throttle
+	// that sheds first attempts to a failing host, and a concurrency limit
+	// and spacing that back off a host answering 429 without quota fields.
+	// A refusal ends the call with [ErrOverload]; nil: no overload control.
+	// Transports given one Breaker share its state, per host.
+	Overload *breaker.Breaker
+	// OverloadKey keeps apart, under one host, the overload state of
+	// callers with different credentials: a hash of the credential, never
+	// the credential itself ("": the host alone).
+	OverloadKey string
 
 	defaultMethods bool // Methods was nil: the idempotent set, checked without folding
 }

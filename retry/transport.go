@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/liveness"
@@ -243,31 +244,57 @@ type attempt struct {
 	resend bool // resp is a status the policy re-sends
 }
 
-// send makes attempt n, holding a slot of the gate while it is in flight.
-// An error means the call ends here: cancelled, or a request that could
+// send makes attempt n once overload control admits it, holding a slot
+// of the host's limit and one of the gate while it is in flight. An error
+// means the call ends here: refused, cancelled, or a request that could
 // not be made.
 func (c *call) send(n int, idemKey string) (attempt, error) {
-	if c.gate != nil {
-		queued := time.Now()
-		if err := c.gate.Acquire(c.ctx, 1); err != nil {
-			if n == 1 {
-				closeRequestBody(c.req) // never handed to the inner transport
-			}
-			return attempt{}, c.canceled(n-1, n > 1) // queued for a re-send: still waiting out the last failure
+	tk, err := c.admit(n)
+	if err != nil {
+		return attempt{}, err
+	}
+	if err := c.acquire(tk); err != nil {
+		c.settle(tk, nil)
+		if n == 1 {
+			closeRequestBody(c.req) // never handed to the inner transport
 		}
-		c.tracker.Credit(time.Since(queued))
+		return attempt{}, c.canceled(n-1, n > 1) // queued for a re-send: still waiting out the last failure
 	}
 	a, err := c.exchange(n, idemKey)
 	if c.gate != nil {
 		c.gate.Release(1)
 	}
 	if err != nil {
+		c.settle(tk, nil)
 		return a, c.unsendable(n, err)
 	}
+	c.settle(tk, &a)
 	if a.err != nil && c.ctx.Err() != nil {
 		return a, c.canceled(n, false)
 	}
 	return a, nil
+}
+
+// acquire takes a slot under the host's concurrency limit (when overload
+// control is on), then one of the gate; the time queued is credited. On
+// an error nothing is held but the ticket, which the caller closes.
+func (c *call) acquire(tk *breaker.Ticket) error {
+	if tk == nil && c.gate == nil {
+		return nil
+	}
+	queued := time.Now()
+	if tk != nil {
+		if err := tk.Acquire(c.ctx); err != nil {
+			return err
+		}
+	}
+	if c.gate != nil {
+		if err := c.gate.Acquire(c.ctx, 1); err != nil {
+			return err
+		}
+	}
+	c.ensureTracker().Credit(time.Since(queued))
+	return nil
 }
 
 // exchange sends attempt n and reads inside the attempt what of its body
@@ -387,6 +414,9 @@ func (c *call) judge(n int, f *failure, plan sendPlan, prevWait time.Duration) v
 	left, hasDeadline := c.left(now)
 	if v.stop == nil && hasDeadline && v.wait > left {
 		v.stop = ErrDeadline
+	}
+	if v.stop == nil {
+		v.stop = c.resendRefused(now)
 	}
 	if v.stop == nil && !p.Budget.Withdraw(now) {
 		v.stop = ErrBudget

@@ -37,7 +37,8 @@ type Limiter struct {
 	Limit    int `json:"limit"`
 	WindowMs int `json:"windowMs"`
 	// Headers is the form of its rate-limit headers: draft-6, draft-7,
-	// draft-8 or legacy (X-RateLimit-*).
+	// draft-8, legacy (X-RateLimit-*), or none (its 429s carry no quota
+	// field and no Retry-After).
 	Headers string `json:"headers"`
 	// Name is the quota's name in draft-8's headers.
 	Name string `json:"name,omitempty"`

@@ -2,6 +2,7 @@ package limitertest_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,4 +52,25 @@ func TestServerCountsRefusals(t *testing.T) {
 	}
 	s.Stop()
 	s.Stop()
+}
+
+// Headers "none" refuses with a bare 429: no quota field, no Retry-After.
+func TestHeadersNoneIsABare429(t *testing.T) {
+	s := limitertest.Start(t, limitertest.Config{Rows: 3, Page: 1,
+		Limiters: []limitertest.Limiter{{Limit: 1, WindowMs: 60000, Headers: "none"}}})
+	for i, want := range []int{200, 429} {
+		resp, err := http.Get(s.URL + "/items")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("request %d: %d, want %d", i, resp.StatusCode, want)
+		}
+		for name := range resp.Header {
+			if name == "Retry-After" || strings.Contains(strings.ToLower(name), "ratelimit") {
+				t.Errorf("request %d carries %s: %q", i, name, resp.Header.Get(name))
+			}
+		}
+	}
 }

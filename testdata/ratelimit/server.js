@@ -6,8 +6,9 @@
 // "listening PORT" once ready. GET /items?offset=N&limit=M answers a JSON
 // array of rows {"id": i+1} with a Link to the next page, behind every
 // limiter configured, in order. A limiter is {limit, windowMs, headers, name,
-// retryAfter}: headers is "draft-6", "draft-7", "draft-8" or "legacy"
-// (X-RateLimit-*); retryAfter false strips the Retry-After of its 429s.
+// retryAfter}: headers is "draft-6", "draft-7", "draft-8", "legacy"
+// (X-RateLimit-*) or "none" (no rate-limit fields and no Retry-After: a
+// bare 429); retryAfter false strips the Retry-After of its 429s.
 // GET /stats (not limited) answers {"served": n, "refused": n}. It exits
 // when its standard input closes, so a test that dies leaves nothing behind.
 'use strict'
@@ -28,7 +29,7 @@ for (const l of cfg.limiters ?? []) {
   const opts = {
     windowMs: l.windowMs ?? 2000,
     limit: l.limit ?? 20,
-    standardHeaders: headers === 'legacy' ? false : headers,
+    standardHeaders: headers === 'legacy' || headers === 'none' ? false : headers,
     legacyHeaders: headers === 'legacy',
     handler: (req, res, next, options) => {
       stats.refused++
