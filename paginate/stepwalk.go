@@ -1,0 +1,118 @@
+package paginate
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// stepState is what a walk of a computed style ([Offset], [PageNumber],
+// [Range]) knows about where it is.
+type stepState struct {
+	st    stepper
+	pos   int64 // position of the page the walk takes next
+	size  int   // page size; 0 until known
+	total int64 // items the first page announced; -1 for none
+	pages fingerprintSet
+}
+
+func newStepState(st stepper, pl *plan, h http.Header) (*stepState, error) {
+	pos, size, err := st.start(pl.first, h)
+	if err != nil {
+		return nil, &Error{Err: ErrOptions, Detail: err.Error()}
+	}
+	return &stepState{st: st, pos: pos, size: size, total: -1}, nil
+}
+
+// firstTarget is the walk's first request: the first URL as given, with a
+// Range header for [Range] when a page size is known.
+func (s *stepState) firstTarget(first target, hasRange bool) target {
+	if _, ok := s.st.(rangeStyle); ok && !hasRange && s.size > 0 {
+		return s.st.target(first.u, s.pos, s.size)
+	}
+	return first
+}
+
+// stepNext applies the stop rules to page p of a computed walk and returns
+// the request for the next page, checked by the next-link policy and the
+// loop guard, or nil after the last page. An error ends the walk after p.
+func (w *Walk) stepNext(pl *plan, p *Page, guard *loopGuard) (*target, error) {
+	s, k := pl.steps, len(p.Items)
+	fail := func(err error, detail string) error {
+		return &Error{Err: err, Page: p.Number, URL: pl.redact.URL(p.URL), Detail: detail}
+	}
+	if p.Number == 1 {
+		if s.size == 0 {
+			s.size = k
+		}
+		if t, ok := announced(p, pl.total); ok {
+			s.total = t
+		}
+	}
+	if detail := s.checkRange(p); detail != "" {
+		return nil, fail(ErrBadLink, detail)
+	}
+	if k > 0 && s.pages.add(itemsKey(p)) {
+		return nil, fail(ErrLoop, "the page holds the same items as one received before: the server ignores the paging parameter")
+	}
+	end := s.st.index(s.pos, s.size) + int64(k)
+	if s.total >= 0 && end > s.total {
+		return nil, fail(ErrTotal, fmt.Sprintf("the first page announced %d items, and the pages hold at least %d", s.total, end))
+	}
+	if k == 0 || k < s.size || (s.total >= 0 && end >= s.total) {
+		if s.total >= 0 && end < s.total {
+			return nil, fail(ErrTotal, fmt.Sprintf("the first page announced %d items, and the pages ended at %d", s.total, end))
+		}
+		return nil, nil
+	}
+	s.pos = s.st.advance(s.pos, k)
+	t := s.st.target(pl.first, s.pos, s.size)
+	u, err := pl.policy.Resolve(t.u.String(), p.URL)
+	if err != nil {
+		e := err.(*Error)
+		e.Page, e.URL = p.Number, pl.redact.URL(p.URL)
+		return nil, e
+	}
+	t.u = pl.redact.KeyFree(u)
+	if guard.seeTarget(t) {
+		return nil, &Error{Err: ErrLoop, Page: p.Number, URL: pl.redact.URL(p.URL), Link: pl.redact.URL(t.u)}
+	}
+	return &t, nil
+}
+
+// checkRange compares a Range page's Content-Range with what was asked and
+// what arrived, and returns what disagrees ("" when all agree or the style
+// is not Range).
+func (s *stepState) checkRange(p *Page) string {
+	if _, ok := s.st.(rangeStyle); !ok {
+		return ""
+	}
+	v := p.Header.Get("Content-Range")
+	if v == "" {
+		return ""
+	}
+	first, last, _, ok := contentRange(v)
+	k := int64(len(p.Items))
+	switch {
+	case !ok:
+		return fmt.Sprintf("the Content-Range %q is not a-b/total", v)
+	case first < 0 && k > 0:
+		return fmt.Sprintf("the Content-Range %q says the page is empty, but it holds %d items", v, k)
+	case first >= 0 && first != s.pos:
+		return fmt.Sprintf("the Content-Range %q starts at %d, not at %d as asked", v, first, s.pos)
+	case first >= 0 && last-first+1 != k:
+		return fmt.Sprintf("the Content-Range %q spans %d items, but the page holds %d", v, last-first+1, k)
+	}
+	return ""
+}
+
+// itemsKey is what the content guard compares: a page's items, whatever
+// else (links, timestamps) its body holds.
+func itemsKey(p *Page) string {
+	var b strings.Builder
+	for _, it := range p.Items {
+		b.Write(it)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
