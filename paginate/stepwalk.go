@@ -52,14 +52,12 @@ func (w *Walk) stepNext(pl *plan, p *Page, guard *loopGuard) (*target, error) {
 	if detail := s.checkRange(p); detail != "" {
 		return nil, fail(ErrBadLink, detail)
 	}
-	if k > 0 && s.pages.add(itemsKey(p)) {
-		return nil, fail(ErrLoop, "the page holds the same items as one received before: the server ignores the paging parameter")
-	}
 	end := s.st.index(s.pos, s.size) + int64(k)
 	if s.total >= 0 && end > s.total {
 		return nil, fail(ErrTotal, fmt.Sprintf("the first page announced %d items, and the pages hold at least %d", s.total, end))
 	}
-	if k == 0 || k < s.size || (s.total >= 0 && end >= s.total) {
+	_, isRange := s.st.(rangeStyle)
+	if k == 0 || k < s.size || (isRange && s.total >= 0 && end >= s.total) {
 		if s.total >= 0 && end < s.total {
 			return nil, fail(ErrTotal, fmt.Sprintf("the first page announced %d items, and the pages ended at %d", s.total, end))
 		}
@@ -78,6 +76,14 @@ func (w *Walk) stepNext(pl *plan, p *Page, guard *loopGuard) (*target, error) {
 		return nil, &Error{Err: ErrLoop, Page: p.Number, URL: pl.redact.URL(p.URL), Link: pl.redact.URL(t.u)}
 	}
 	return &t, nil
+}
+
+// repeated reports whether page p of a computed walk holds the same items
+// as a page received before: a server that ignores the paging parameter
+// serves its first page again, under a URL the walk never asked for
+// before. The page is then not delivered.
+func (s *stepState) repeated(p *Page) bool {
+	return len(p.Items) > 0 && s.pages.add(itemsKey(p))
 }
 
 // checkRange compares a Range page's Content-Range with what was asked and

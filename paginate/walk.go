@@ -239,6 +239,11 @@ func (w *Walk) settle(ctx context.Context, pl *plan, guard *loopGuard, t target,
 		}
 		return nil, walkError(pl.redact, err)
 	}
+	if pl.steps != nil && pl.steps.repeated(p) {
+		w.stopAt(nil)
+		return nil, walkError(pl.redact, &Error{Err: ErrLoop, Page: n, URL: pl.redact.URL(t.u),
+			Detail: "the page holds the same items as one received before: the server ignores the paging parameter"})
+	}
 	return p, nil
 }
 

@@ -1,0 +1,178 @@
+package paginate_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/steadyhttp/steady/paginate"
+	"github.com/steadyhttp/steady/steadytest"
+)
+
+// styleCase is one paging style against the steadytest style that serves
+// it.
+type styleCase struct {
+	name   string
+	server steadytest.Style
+	query  string // of the first request
+	style  string // as ParseStyle reads it
+	items  string
+}
+
+var styleCases = []styleCase{
+	{"json-server 0.17 _start/_limit", steadytest.Offset, "?_limit=100", "offset:_start:_limit", ""},
+	{"offset without a limit parameter", steadytest.Offset, "", "offset:_start", ""},
+	{"json-server 0.17 _page/_limit", steadytest.PageLimit, "?_limit=100", "page:_page:_limit", ""},
+	{"json-server 1.x _page/_per_page", steadytest.PerPage, "?_per_page=100", "page:_page:_per_page", "data"},
+	{"PostgREST Range", steadytest.Range, "", "range:100", ""},
+	{"PostgREST Range, the server's size", steadytest.Range, "", "range", ""},
+	{"S3 ListObjectsV2", steadytest.S3, "?list-type=2&max-keys=100", "xml:ListBucketResult/NextContinuationToken:continuation-token", ""},
+}
+
+// Every style walks every row once, in order, whether the last page is
+// short or exactly full, and checks the total each server announces.
+func TestStylesWalkEveryRowOnce(t *testing.T) {
+	for _, c := range styleCases {
+		for _, rows := range []int{1, 999, 1000, 2345} {
+			t.Run(fmt.Sprintf("%s/%d rows", c.name, rows), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					next, err := paginate.ParseStyle(c.style)
+					if err != nil {
+						t.Fatal(err)
+					}
+					tr := &memTransport{h: styleHandler(t, c.server, rows, steadytest.Faults{}), latency: time.Millisecond}
+					req := mustRequest(t, "http://api.test/items"+c.query)
+					got, w, err := walkIDs(t, &http.Client{Transport: tr}, req, paginate.Options{Next: next, Items: c.items})
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkSequence(t, got, 1, rows)
+					if s := w.Summary(); !s.Complete || s.Next != nil || s.Items != rows {
+						t.Errorf("summary %+v", s)
+					}
+				})
+			})
+		}
+	}
+}
+
+// A server that ignores the paging parameter serves the first page again:
+// the walk refuses it rather than looping or delivering it twice.
+func TestStylesRefuseARepeatedPage(t *testing.T) {
+	for _, c := range styleCases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				next, _ := paginate.ParseStyle(c.style)
+				faults := steadytest.Faults{Script: map[int]steadytest.Fault{3: {Kind: steadytest.RepeatNext}}}
+				if c.server == steadytest.S3 {
+					faults.Script = map[int]steadytest.Fault{2: {Kind: steadytest.RepeatNext}}
+				}
+				tr := &memTransport{h: styleHandler(t, c.server, 2500, faults), latency: time.Millisecond}
+				got, _, err := walkIDs(t, &http.Client{Transport: tr}, mustRequest(t, "http://api.test/items"+c.query),
+					paginate.Options{Next: next, Items: c.items})
+				if !errors.Is(err, paginate.ErrLoop) {
+					t.Fatalf("err = %v, want ErrLoop", err)
+				}
+				seen := map[int]bool{}
+				for _, id := range got {
+					if seen[id] {
+						t.Fatalf("row %d delivered twice", id)
+					}
+					seen[id] = true
+				}
+			})
+		})
+	}
+}
+
+// A total the pages fall short of, and one they exceed, are both errors
+// that name the two numbers.
+func TestComputedStylesCheckTheTotal(t *testing.T) {
+	cases := []struct {
+		name, style, query string
+		served, announced  int
+		want               string
+	}{
+		{"offset short", "offset:_start:_limit", "?_limit=10", 95, 100, "announced 100 items, and the pages ended at 95"},
+		{"offset excess", "offset:_start:_limit", "?_limit=10", 105, 100, "announced 100 items, and the pages hold at least 105"},
+		{"offset excess at a full page", "offset:_start:_limit", "?_limit=10", 110, 100, "announced 100 items, and the pages hold at least 110"},
+		{"page short", "page:_page:_limit", "?_limit=10", 90, 100, "announced 100 items, and the pages ended at 90"},
+		{"range short", "range:10", "", 95, 100, "announced 100 items, and the pages ended at 95"},
+		{"range excess", "range:10", "", 105, 95, "announced 95 items, and the pages hold at least 100"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := newServer(t, false, func(w http.ResponseWriter, r *http.Request) {
+				servePlain(w, r, c.served, c.announced)
+			})
+			next, _ := paginate.ParseStyle(c.style)
+			w := paginate.NewWalk(srv.client(t), mustRequest(t, srv.URL+"/items"+c.query), paginate.Options{Next: next})
+			_, err := collect(w.All(t.Context()))
+			if !errors.Is(err, paginate.ErrTotal) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want ErrTotal saying %q", err, c.want)
+			}
+			if w.Summary().Complete {
+				t.Error("a walk that does not add up is complete")
+			}
+		})
+	}
+}
+
+// servePlain serves served rows {"id":k} in pages by _start, _page or
+// Range, announcing announced of them as X-Total-Count or Content-Range.
+func servePlain(w http.ResponseWriter, r *http.Request, served, announced int) {
+	q := r.URL.Query()
+	limit, start := 10, 0
+	fmt.Sscan(q.Get("_limit"), &limit)
+	fmt.Sscan(q.Get("_start"), &start)
+	if p := q.Get("_page"); p != "" {
+		var n int
+		fmt.Sscan(p, &n)
+		start = (n - 1) * limit
+	}
+	if rg := r.Header.Get("Range"); rg != "" {
+		var a, b int
+		fmt.Sscanf(rg, "%d-%d", &a, &b)
+		start, limit = a, b-a+1
+	}
+	end := min(start+limit, served)
+	n := max(end-start, 0)
+	if r.Header.Get("Range") != "" {
+		w.Header().Set("Content-Range", fmt.Sprintf("%d-%d/%d", start, start+n-1, announced))
+		if n == 0 {
+			w.Header().Set("Content-Range", fmt.Sprintf("*/%d", announced))
+		}
+	} else {
+		w.Header().Set("X-Total-Count", fmt.Sprint(announced))
+	}
+	fmt.Fprint(w, itemsJSON(start+1, n))
+}
+
+func TestParseStyle(t *testing.T) {
+	good := []string{"link", "json-links", "auto", "cursor:meta.next:cursor", "offset:_start", "offset:offset:limit",
+		"page:page", "page:_page:_per_page", "range", "range:500", "xml:ListBucketResult/NextContinuationToken:continuation-token:ListBucketResult/Contents"}
+	for _, s := range good {
+		n, err := paginate.ParseStyle(s)
+		if err != nil {
+			t.Errorf("ParseStyle(%q): %v", s, err)
+			continue
+		}
+		back := paginate.Spelling(n)
+		if again, err := paginate.ParseStyle(back); err != nil || paginate.Spelling(again) != back {
+			t.Errorf("%q spelled back as %q, which reads as %v, %v", s, back, again, err)
+		}
+	}
+	bad := []string{"", "links", "offset", "offset:", "offset::limit", "offset:a:b:c", "page", "range:0", "range:-1",
+		"range:x", "cursor:next", "xml:a", "xml:/a:b", "xml:a//b:c", "offset:api_key", "link:x", ":", "auto:"}
+	for _, s := range bad {
+		_, err := paginate.ParseStyle(s)
+		var se *paginate.StyleError
+		if !errors.As(err, &se) || !errors.Is(err, paginate.ErrStyle) {
+			t.Errorf("ParseStyle(%q) = %v, want a *StyleError", s, err)
+		}
+	}
+}
