@@ -34,6 +34,7 @@ func (e *StyleError) Is(target error) bool { return target == ErrStyle }
 //	json-links                      [JSONLinks]
 //	auto                            [Auto]
 //	cursor:FIELD:PARAM              [Cursor]
+//	body-link:FIELD                 [BodyLink]
 //	offset:PARAM[:LIMITPARAM]       [Offset]
 //	page:PARAM[:SIZEPARAM]          [PageNumber]
 //	range[:SIZE]                    [Range]
@@ -64,6 +65,11 @@ func ParseStyle(s string) (Next, error) {
 			return bad("want cursor:FIELD:PARAM")
 		}
 		return checked(s, Cursor(args[0], args[1]))
+	case "body-link":
+		if !want(1, 1) {
+			return bad("want body-link:FIELD")
+		}
+		return checked(s, BodyLink(args[0]))
 	case "offset":
 		if !want(1, 2) {
 			return bad("want offset:PARAM or offset:PARAM:LIMITPARAM")
@@ -93,7 +99,7 @@ func ParseStyle(s string) (Next, error) {
 		}
 		return checked(s, XMLCursor(args[0], args[1], at(args, 2)))
 	}
-	return bad("unknown style (want link, json-links, auto, cursor, offset, page, range or xml)")
+	return bad("unknown style (want link, json-links, auto, cursor, body-link, offset, page, range or xml)")
 }
 
 func at(args []string, i int) string {
@@ -129,6 +135,8 @@ func Spelling(n Next) string {
 		return "auto"
 	case cursorNext:
 		return "cursor:" + n.field + ":" + n.param
+	case bodyLink:
+		return "body-link:" + n.field
 	case offsetStyle:
 		return "offset:" + n.param + optional(n.limit)
 	case pageStyle:

@@ -71,7 +71,6 @@ func serveRecovering(h http.Handler, w http.ResponseWriter, r *http.Request) (ab
 	return false
 }
 
-
 // styleHandler is a steadytest handler of rows rows in style s.
 func styleHandler(t *testing.T, s steadytest.Style, rows int, faults steadytest.Faults) *steadytest.Handler {
 	t.Helper()

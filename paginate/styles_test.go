@@ -26,8 +26,8 @@ type styleCase struct {
 var styleCases = []styleCase{
 	{"json-server 0.17 _start/_limit", steadytest.Offset, "?_limit=100", "offset:_start:_limit", ""},
 	{"offset without a limit parameter", steadytest.Offset, "", "offset:_start", ""},
-	{"json-server 0.17 _page/_limit", steadytest.PageLimit, "?_limit=100", "page:_page:_limit", ""},
-	{"json-server 1.x _page/_per_page", steadytest.PerPage, "?_per_page=100", "page:_page:_per_page", "data"},
+	{"json-server 0.17 _page/_limit", steadytest.PageLimit, "?_page=1&_limit=100", "page:_page:_limit", ""},
+	{"json-server 1.x _page/_per_page", steadytest.PerPage, "?_page=1&_per_page=100", "page:_page:_per_page", "data"},
 	{"PostgREST Range", steadytest.Range, "", "range:100", ""},
 	{"PostgREST Range, the server's size", steadytest.Range, "", "range", ""},
 	{"S3 ListObjectsV2", steadytest.S3, "?list-type=2&max-keys=100", "xml:ListBucketResult/NextContinuationToken:continuation-token", ""},
@@ -153,7 +153,7 @@ func servePlain(w http.ResponseWriter, r *http.Request, served, announced int) {
 }
 
 func TestParseStyle(t *testing.T) {
-	good := []string{"link", "json-links", "auto", "cursor:meta.next:cursor", "offset:_start", "offset:offset:limit",
+	good := []string{"link", "json-links", "auto", "cursor:meta.next:cursor", "body-link:next", "body-link:meta.next_url", "offset:_start", "offset:offset:limit",
 		"page:page", "page:_page:_per_page", "range", "range:500", "xml:ListBucketResult/NextContinuationToken:continuation-token:ListBucketResult/Contents"}
 	for _, s := range good {
 		n, err := paginate.ParseStyle(s)
@@ -167,12 +167,45 @@ func TestParseStyle(t *testing.T) {
 		}
 	}
 	bad := []string{"", "links", "offset", "offset:", "offset::limit", "offset:a:b:c", "page", "range:0", "range:-1",
-		"range:x", "cursor:next", "xml:a", "xml:/a:b", "xml:a//b:c", "offset:api_key", "link:x", ":", "auto:"}
+		"range:x", "cursor:next", "xml:a", "xml:/a:b", "xml:a//b:c", "offset:api_key", "link:x", ":", "auto:", "body-link", "body-link:a..b"}
 	for _, s := range bad {
 		_, err := paginate.ParseStyle(s)
 		var se *paginate.StyleError
 		if !errors.As(err, &se) || !errors.Is(err, paginate.ErrStyle) {
 			t.Errorf("ParseStyle(%q) = %v, want a *StyleError", s, err)
 		}
+	}
+}
+
+// What Detect proves from the first page of each served style walks every
+// row; a first request without the parameters to prove it says so.
+func TestDetectThenWalk(t *testing.T) {
+	for _, c := range styleCases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := &memTransport{h: styleHandler(t, c.server, 2345, steadytest.Faults{}), latency: time.Millisecond}
+				client := &http.Client{Transport: tr}
+				first := paginate.NewWalk(client, mustRequest(t, "http://api.test/items"+c.query), paginate.Options{Items: paginate.NoItems, MaxPages: 1})
+				pages, err := collect(first.All(t.Context()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				d, err := paginate.Detect(pages[0])
+				if c.query == "" && c.server == steadytest.Offset {
+					if !errors.Is(err, paginate.ErrUndetected) {
+						t.Fatalf("Detect = %+v, %v; want ErrUndetected", d, err)
+					}
+					return
+				}
+				if err != nil || d.Single {
+					t.Fatalf("Detect = %+v, %v", d, err)
+				}
+				got, _, err := walkIDs(t, client, mustRequest(t, "http://api.test/items"+c.query), paginate.Options{Next: d.Next, Items: d.Items})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkSequence(t, got, 1, 2345)
+			})
+		})
 	}
 }

@@ -241,7 +241,7 @@ func (w *Walk) settle(ctx context.Context, pl *plan, guard *loopGuard, t target,
 	}
 	if pl.steps != nil && pl.steps.repeated(p) {
 		w.stopAt(nil)
-		return nil, walkError(pl.redact, &Error{Err: ErrLoop, Page: n, URL: pl.redact.URL(t.u),
+		return nil, walkError(pl.redact, &Error{Err: ErrLoop, Page: n, URL: pl.redact.URL(t.u), Link: pl.redact.URL(t.u),
 			Detail: "the page holds the same items as one received before: the server ignores the paging parameter"})
 	}
 	return p, nil
