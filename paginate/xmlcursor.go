@@ -71,11 +71,12 @@ func (x xmlStyle) readXML(body []byte) (xmlPage, error) {
 	trunc := x.truncatedPath()
 	var path []string
 	var text *string
+	rootDone := false
 	for {
 		off := d.InputOffset()
 		tok, err := d.Token()
 		if err == io.EOF {
-			if len(path) != 0 || off == 0 {
+			if !rootDone {
 				return out, fmt.Errorf("%w: it ends inside an element, or holds none", ErrNotXML)
 			}
 			return out, nil
@@ -85,6 +86,9 @@ func (x xmlStyle) readXML(body []byte) (xmlPage, error) {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
+			if rootDone {
+				return out, fmt.Errorf("%w: a second root element <%s>", ErrNotXML, t.Name.Local)
+			}
 			path = append(path, t.Name.Local)
 			text = nil
 			switch p := strings.Join(path, "/"); p {
@@ -95,14 +99,15 @@ func (x xmlStyle) readXML(body []byte) (xmlPage, error) {
 				end := d.InputOffset()
 				out.items = append(out.items, json.RawMessage(body[off:end:end]))
 				path = path[:len(path)-1]
-			case x.token:
-				text = &out.token
+				rootDone = len(path) == 0
+			case x.token: // the last one counts, as encoding/xml decodes it
+				out.token, text = "", &out.token
 			case trunc:
-				text = &out.truncated
+				out.truncated, text = "", &out.truncated
 			}
 		case xml.EndElement:
 			path = path[:len(path)-1]
-			text = nil
+			text, rootDone = nil, len(path) == 0
 		case xml.CharData:
 			if text != nil {
 				*text += string(t)
