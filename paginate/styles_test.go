@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady/paginate"
+	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/steadytest"
 )
 
@@ -205,6 +206,35 @@ func TestDetectThenWalk(t *testing.T) {
 					t.Fatal(err)
 				}
 				checkSequence(t, got, 1, 2345)
+			})
+		})
+	}
+}
+
+// Through the retrying transport, every style walks every row once, in
+// order, while a quarter of the requests fail: statuses, resets, cut and
+// stalled bodies. Computed styles fetch four pages at a time, all under
+// the same transport.
+func TestStylesThroughHarshFaults(t *testing.T) {
+	for _, c := range styleCases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				next, _ := paginate.ParseStyle(c.style)
+				tr := &memTransport{h: styleHandler(t, c.server, 3000, steadytest.Harsh(7)), latency: 5 * time.Millisecond}
+				rt := retry.New(tr, retry.Policy{MaxAttempts: 12})
+				client := &http.Client{Transport: rt}
+				got, w, err := walkIDs(t, client, mustRequest(t, "http://api.test/items"+c.query),
+					paginate.Options{Next: next, Items: c.items, Concurrency: 4})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkSequence(t, got, 1, 3000)
+				if s := w.Summary(); !s.Complete || s.Retries == 0 {
+					t.Errorf("summary %+v: want complete, with retries", s)
+				}
+				if c.server != steadytest.S3 && c.style != "range" && tr.max < 2 {
+					t.Errorf("at most %d requests in flight", tr.max)
+				}
 			})
 		})
 	}
