@@ -13,6 +13,7 @@ type stepState struct {
 	pos   int64 // position of the page the walk takes next
 	size  int   // page size; 0 until known
 	total int64 // items the first page announced; -1 for none
+	asked bool  // size is what the first request asked for, not what its page held
 	pages fingerprintSet
 }
 
@@ -21,7 +22,7 @@ func newStepState(st stepper, pl *plan, h http.Header) (*stepState, error) {
 	if err != nil {
 		return nil, &Error{Err: ErrOptions, Detail: err.Error()}
 	}
-	return &stepState{st: st, pos: pos, size: size, total: -1}, nil
+	return &stepState{st: st, pos: pos, size: size, total: -1, asked: size > 0}, nil
 }
 
 // firstTarget is the walk's first request: the first URL as given, with a
@@ -53,14 +54,11 @@ func (w *Walk) stepNext(pl *plan, p *Page, guard *loopGuard) (*target, error) {
 		return nil, fail(ErrBadLink, detail)
 	}
 	end := s.st.index(s.pos, s.size) + int64(k)
-	if s.total >= 0 && end > s.total {
-		return nil, fail(ErrTotal, fmt.Sprintf("the first page announced %d items, and the pages hold at least %d", s.total, end))
+	last, wrong := s.isLast(p.Number, k, end)
+	if wrong != "" {
+		return nil, fail(ErrTotal, wrong)
 	}
-	_, isRange := s.st.(rangeStyle)
-	if k == 0 || k < s.size || (isRange && s.total >= 0 && end >= s.total) {
-		if s.total >= 0 && end < s.total {
-			return nil, fail(ErrTotal, fmt.Sprintf("the first page announced %d items, and the pages ended at %d", s.total, end))
-		}
+	if last {
 		return nil, nil
 	}
 	s.pos = s.st.advance(s.pos, k)
@@ -76,6 +74,35 @@ func (w *Walk) stepNext(pl *plan, p *Page, guard *loopGuard) (*target, error) {
 		return nil, &Error{Err: ErrLoop, Page: p.Number, URL: pl.redact.URL(p.URL), Link: pl.redact.URL(t.u)}
 	}
 	return &t, nil
+}
+
+// isLast applies the stop rules to page n, which held k items and ended at
+// item end, or returns what makes its count wrong. A page shorter than the
+// size asked for is the server's own cap rather than the end when the
+// announced total says more follow, or, on the first page, when no total
+// says anything: the walk takes that size and asks once more, so a server
+// that serves fewer than asked does not end the walk after one page.
+func (s *stepState) isLast(n, k int, end int64) (bool, string) {
+	_, isRange := s.st.(rangeStyle)
+	_, isPage := s.st.(pageStyle)
+	more := s.total >= 0 && end < s.total
+	capped := k > 0 && k < s.size &&
+		(n == 1 && s.asked && (s.total < 0 || more) || !isPage && more)
+	switch {
+	case s.total >= 0 && end > s.total:
+		return true, fmt.Sprintf("the first page announced %d items, and the pages hold at least %d", s.total, end)
+	case capped:
+		if n == 1 {
+			s.size = k
+		}
+		return false, ""
+	case k == 0 || k < s.size || isRange && s.total >= 0 && end == s.total:
+		if more {
+			return true, fmt.Sprintf("the first page announced %d items, and the pages ended at %d", s.total, end)
+		}
+		return true, ""
+	}
+	return false, ""
 }
 
 // repeated reports whether page p of a computed walk holds the same items

@@ -111,7 +111,7 @@ func pageIDs(t *testing.T, p *paginate.Page) []int {
 			continue
 		}
 		rest, ok := bytes.CutPrefix(it, []byte(`{"id":`))
-		end := bytes.IndexByte(rest, ',')
+		end := bytes.IndexAny(rest, ",}")
 		id, err := strconv.Atoi(string(rest[:max(end, 0)]))
 		if !ok || err != nil {
 			t.Fatalf("item %s has no id first", it)

@@ -239,3 +239,44 @@ func TestStylesThroughHarshFaults(t *testing.T) {
 		})
 	}
 }
+
+// A server that serves fewer rows than asked (its own cap) does not end
+// the walk after one page: the total says more follow, or, with none, the
+// walk asks once more.
+func TestComputedStylesMeetAServersCap(t *testing.T) {
+	for _, c := range styleCases {
+		if c.server == steadytest.S3 || c.style == "range" || c.style == "offset:_start" {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h, err := steadytest.NewHandler(steadytest.ServerOptions{Rows: 1234, Style: c.server, MaxLimit: 40, DefaultLimit: 40, LogLimit: -1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer h.Close()
+				next, _ := paginate.ParseStyle(c.style)
+				tr := &memTransport{h: h, latency: time.Millisecond}
+				got, _, err := walkIDs(t, &http.Client{Transport: tr}, mustRequest(t, "http://api.test/items"+c.query),
+					paginate.Options{Next: next, Items: c.items, Concurrency: 3})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkSequence(t, got, 1, 1234)
+			})
+		})
+	}
+	t.Run("no total", func(t *testing.T) {
+		srv := newServer(t, false, func(w http.ResponseWriter, r *http.Request) {
+			var start int
+			fmt.Sscan(r.URL.Query().Get("offset"), &start)
+			fmt.Fprint(w, itemsJSON(start+1, max(min(30, 95-start), 0))) // asked for 100, serves 30
+		})
+		got, _, err := walkIDs(t, srv.client(t), mustRequest(t, srv.URL+"/items?limit=100"),
+			paginate.Options{Next: paginate.Offset("offset", "limit")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSequence(t, got, 1, 95)
+	})
+}

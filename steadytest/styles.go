@@ -77,7 +77,7 @@ func (x *exchange) styledParams() (offset, limit int, ok bool) {
 	case PageLimit, PerPage:
 		sizeParam := map[Style]string{PageLimit: "_limit", PerPage: "_per_page"}[h.opt.Style]
 		p := num("_page", 1, 1)
-		limit = num(sizeParam, h.opt.DefaultLimit, 1)
+		limit = min(num(sizeParam, h.opt.DefaultLimit, 1), h.opt.MaxLimit) // pages of the size served
 		offset = min((p-1)*limit, countCap)
 	case S3:
 		limit = num("max-keys", h.opt.DefaultLimit, 1)
