@@ -14,6 +14,9 @@ type stepState struct {
 	size  int   // page size; 0 until known
 	total int64 // items the first page announced; -1 for none
 	asked bool  // size is what the first request asked for, not what its page held
+	// pageCount is the number of pages the first page of a PageNumber walk
+	// announced in a top-level "pages"; -1 for none.
+	pageCount int64
 	pages fingerprintSet
 }
 
@@ -22,7 +25,7 @@ func newStepState(st stepper, pl *plan, h http.Header) (*stepState, error) {
 	if err != nil {
 		return nil, &Error{Err: ErrOptions, Detail: err.Error()}
 	}
-	return &stepState{st: st, pos: pos, size: size, total: -1, asked: size > 0}, nil
+	return &stepState{st: st, pos: pos, size: size, total: -1, asked: size > 0, pageCount: -1}, nil
 }
 
 // firstTarget is the walk's first request: the first URL as given, with a
@@ -49,9 +52,15 @@ func (w *Walk) stepNext(pl *plan, p *Page, guard *loopGuard) (*target, error) {
 		if t, ok := announced(p, pl.total); ok {
 			s.total = t
 		}
+		if _, isPage := s.st.(pageStyle); isPage && pl.total == nil {
+			s.pageCount = announcedPages(p)
+		}
 	}
 	if detail := s.checkRange(p); detail != "" {
 		return nil, fail(ErrBadLink, detail)
+	}
+	if detail := s.checkPages(k); detail != "" {
+		return nil, fail(ErrTotal, detail)
 	}
 	end := s.st.index(s.pos, s.size) + int64(k)
 	last, wrong := s.isLast(p.Number, k, end)
@@ -59,6 +68,9 @@ func (w *Walk) stepNext(pl *plan, p *Page, guard *loopGuard) (*target, error) {
 		return nil, fail(ErrTotal, wrong)
 	}
 	if last {
+		if s.pageCount >= 0 && s.pos < s.pageCount {
+			return nil, fail(ErrTotal, fmt.Sprintf("the first page announced %d pages, and the pages ended at page %d", s.pageCount, s.pos))
+		}
 		return nil, nil
 	}
 	s.pos = s.st.advance(s.pos, k)
@@ -103,6 +115,28 @@ func (s *stepState) isLast(n, k int, end int64) (bool, string) {
 		return true, ""
 	}
 	return false, ""
+}
+
+// checkPages says what is wrong with a PageNumber page of k items past the
+// page count the first page announced ("" when nothing is).
+func (s *stepState) checkPages(k int) string {
+	if s.pageCount >= 0 && s.pos > s.pageCount && k > 0 {
+		return fmt.Sprintf("the first page announced %d pages, and page %d holds %d items", s.pageCount, s.pos, k)
+	}
+	return ""
+}
+
+// announcedPages reads a top-level "pages" that is a whole number, as
+// json-server 1.x announces its page count; -1 for none.
+func announcedPages(p *Page) int64 {
+	s := scanner{data: p.Body, paths: [2][]string{{"pages"}}, items: -1}
+	if s.scan(1) != nil || s.found[0].start < 0 {
+		return -1
+	}
+	if n, ok := parseCount(string(p.Body[s.found[0].start:s.found[0].end])); ok {
+		return n
+	}
+	return -1
 }
 
 // repeated reports whether page p of a computed walk holds the same items

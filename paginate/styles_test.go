@@ -123,6 +123,36 @@ func TestComputedStylesCheckTheTotal(t *testing.T) {
 	}
 }
 
+// A json-server 1.x walk checks the page count its first page announces,
+// when no item count says more.
+func TestPageWalkChecksThePageCount(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		pages, serve int // announced, and pages with rows
+		want         string
+	}{
+		{"short", 5, 3, "announced 5 pages, and the pages ended at page 4"},
+		{"excess", 3, 5, "announced 3 pages, and page 4 holds 10 items"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := newServer(t, false, func(w http.ResponseWriter, r *http.Request) {
+				var page int
+				fmt.Sscan(r.URL.Query().Get("_page"), &page)
+				n := 0
+				if page <= c.serve {
+					n = 10
+				}
+				fmt.Fprintf(w, `{"pages":%d,"data":%s}`, c.pages, itemsJSON((page-1)*10+1, n))
+			})
+			_, _, err := walkIDs(t, srv.client(t), mustRequest(t, srv.URL+"/items?_page=1&_per_page=10"),
+				paginate.Options{Next: paginate.PageNumber("_page", "_per_page"), Items: "data"})
+			if !errors.Is(err, paginate.ErrTotal) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want ErrTotal saying %q", err, c.want)
+			}
+		})
+	}
+}
+
 // servePlain serves served rows {"id":k} in pages by _start, _page or
 // Range, announcing announced of them as X-Total-Count or Content-Range.
 func servePlain(w http.ResponseWriter, r *http.Request, served, announced int) {
