@@ -17,7 +17,7 @@ type stepState struct {
 	// pageCount is the number of pages the first page of a PageNumber walk
 	// announced in a top-level "pages"; -1 for none.
 	pageCount int64
-	pages fingerprintSet
+	pages     fingerprintSet
 }
 
 func newStepState(st stepper, pl *plan, h http.Header) (*stepState, error) {
