@@ -34,8 +34,10 @@ var itemKeys = [...]string{"features", "items", "data", "results"}
 // first request's host, and has no caps but a 64 MiB page size.
 type Options struct {
 	// Next finds the link to the following page: [LinkHeader] (nil),
-	// [JSONLinks], [Cursor], or your own [Next]. Whatever it finds passes
-	// the next-link policy ([Policy.Resolve]) before it is fetched.
+	// [JSONLinks], [Cursor], [BodyLink], [XMLCursor], or your own [Next];
+	// or computes it: [Offset], [PageNumber], [Range]. [ParseStyle] reads
+	// any of them from text. Whatever it finds passes the next-link policy
+	// ([Policy.Resolve]) before it is fetched.
 	Next Next
 
 	// Items is where each page's items are: a dotted path of object keys

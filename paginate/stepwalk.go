@@ -77,7 +77,10 @@ func (w *Walk) stepNext(pl *plan, p *Page, guard *loopGuard) (*target, error) {
 	t := s.st.target(pl.first, s.pos, s.size)
 	u, err := pl.policy.Resolve(t.u.String(), p.URL)
 	if err != nil {
-		e := err.(*Error)
+		e, ok := err.(*Error)
+		if !ok {
+			e = &Error{Err: err}
+		}
 		e.Page, e.URL = p.Number, pl.redact.URL(p.URL)
 		return nil, e
 	}
