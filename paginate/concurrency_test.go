@@ -16,10 +16,13 @@ import (
 
 // 100,000 rows behind 20 ms a page: eight pages at a time take at least six
 // times less virtual time than one at a time, and every row still comes
-// once, in order.
+// once, in order. The other computed styles walk 20,000 rows the same way.
 func TestConcurrentPagesAreFasterAndInOrder(t *testing.T) {
-	const rows = 100_000
-	for _, c := range styleCases {
+	for i, c := range styleCases {
+		rows := 20_000
+		if i == 0 {
+			rows = 100_000
+		}
 		if c.server == steadytest.S3 || c.style == "range" || c.style == "offset:_start" {
 			continue // not computable ahead, or one page
 		}

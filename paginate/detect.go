@@ -56,7 +56,8 @@ var (
 // with [NoItems] and MaxPages 1, so that any body will do), in this
 // order: a Link header, a JSON links array, an XML listing with a
 // continuation token, a Content-Range of items, a next field in the body (a
-// URL, or a page number that a parameter of the URL holds one less of),
+// URL, a page number that a parameter of the URL holds one less of, or a
+// token under a name that says its parameter, such as next_cursor),
 // and offset/limit or page/size parameters in the URL together with an
 // announced total (X-Total-Count, Content-Range, numberMatched, a body
 // items count). When none proves a style and nothing proves the page is
@@ -69,6 +70,9 @@ func Detect(p *Page) (Detection, error) {
 		d.Total = t
 	}
 	if found, err := detectLinks(p, &d); found || err != nil {
+		if path, _, ok := findItems(p.Body); ok {
+			d.Items = strings.Join(path, ".")
+		}
 		return d, err
 	}
 	if isXML(p) {
@@ -175,7 +179,8 @@ func detectRange(p *Page, d *Detection) bool {
 
 // detectNextField reads the body's next field: null is the only page, a
 // URL is [BodyLink], a number is a page number that a URL parameter holds
-// one less of. A token cannot say which parameter carries it.
+// one less of, a token is a [Cursor] when its field's name says the
+// parameter (tokenParam).
 func detectNextField(p *Page, d *Detection, fields map[string]json.RawMessage, items int) (bool, error) {
 	for _, name := range nextFields {
 		raw, ok := fields[name]
@@ -191,6 +196,8 @@ func detectNextField(p *Page, d *Detection, fields map[string]json.RawMessage, i
 			return true, nil
 		case raw[0] == '"' && looksLikeURL(v):
 			d.Next = BodyLink(name)
+		case raw[0] == '"' && tokenParam(name) != "":
+			d.Next, d.Guessed = Cursor(name, tokenParam(name)), true
 		case raw[0] == '"':
 			return true, undetected(p, fmt.Sprintf("the field %q holds a token, and nothing says which query parameter carries it", name),
 				"cursor:"+name+":PARAM")
@@ -207,6 +214,24 @@ func detectNextField(p *Page, d *Detection, fields map[string]json.RawMessage, i
 		return true, nil
 	}
 	return false, nil
+}
+
+// tokenParam is the query parameter that, by the common convention, sends
+// back the token of field: the field's name without its "next" (Slack's
+// next_cursor is sent as cursor, Google's nextPageToken as pageToken); ""
+// for a field named only next.
+func tokenParam(field string) string {
+	rest, ok := strings.CutPrefix(field, "next_")
+	if !ok {
+		rest, ok = strings.CutPrefix(field, "next")
+		if ok && rest != "" {
+			rest = strings.ToLower(rest[:1]) + rest[1:]
+		}
+	}
+	if !ok || rest == "" || rest == "url" || rest == "page" {
+		return ""
+	}
+	return rest
 }
 
 func looksLikeURL(v string) bool {

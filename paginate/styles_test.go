@@ -211,7 +211,12 @@ func TestParseStyle(t *testing.T) {
 // What Detect proves from the first page of each served style walks every
 // row; a first request without the parameters to prove it says so.
 func TestDetectThenWalk(t *testing.T) {
-	for _, c := range styleCases {
+	linked := []styleCase{
+		{"Link header", steadytest.LinkHeader, "", "link", ""},
+		{"OGC links", steadytest.JSONLinks, "", "json-links", "features"},
+		{"cursor", steadytest.Cursor, "", "cursor:next_cursor:cursor", "data"},
+	}
+	for _, c := range append(linked, styleCases...) {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				tr := &memTransport{h: styleHandler(t, c.server, 2345, steadytest.Faults{}), latency: time.Millisecond}
