@@ -57,14 +57,15 @@ func sameTarget(f *future, n int, t target) bool {
 
 // fill launches the pages after the last one in flight, each at the
 // position a full page before it leads to, until max are in flight, the
-// announced total is reached or the policy refuses a URL (the walk then
-// meets the refusal itself, in order).
+// announced total or MaxPages is reached, or the policy refuses a URL (the
+// walk then meets the refusal itself, in order).
 func (a *ahead) fill() {
 	s := a.pl.steps
 	for len(a.queue) < a.max {
 		last := a.queue[len(a.queue)-1]
 		pos := s.st.advance(last.pos, s.size)
-		if s.size <= 0 || s.total >= 0 && s.st.index(pos, s.size) >= s.total {
+		if s.size <= 0 || s.total >= 0 && s.st.index(pos, s.size) >= s.total ||
+			a.w.opt.MaxPages > 0 && last.n >= a.w.opt.MaxPages {
 			return
 		}
 		t := s.st.target(a.pl.first, pos, s.size)

@@ -160,6 +160,9 @@ func TestRangeWalkResumePoint(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkSequence(t, got, 1, 300)
+		if tr.requests != 3 {
+			t.Errorf("%d requests for 3 pages: pages past MaxPages were fetched", tr.requests)
+		}
 		s := w.Summary()
 		if s.NextRange != "300-399" {
 			t.Fatalf("NextRange = %q", s.NextRange)

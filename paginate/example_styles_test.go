@@ -58,3 +58,24 @@ func ExampleDetect() {
 	// page:_page:_per_page data 6
 	// paginate: page 1 (http://api.test/items?_page=1&_per_page=2): cannot tell how the pages are linked: nothing on the first page names a next page or announces a total; name the paging style explicitly, such as offset:PARAM[:LIMITPARAM] or page:PARAM
 }
+
+// An S3 ListObjectsV2 listing, followed by its continuation tokens; each
+// item is the XML of one Contents element.
+func ExampleXMLCursor() {
+	srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 5, Style: steadytest.S3})
+	defer srv.Close()
+
+	next := paginate.XMLCursor("ListBucketResult/NextContinuationToken", "continuation-token", "")
+	req, _ := http.NewRequest("GET", srv.URL+steadytest.ItemsPath+"?list-type=2&max-keys=2", nil)
+	for page, err := range paginate.Pages(context.Background(), srv.Client(), req, paginate.Options{Next: next}) {
+		if err != nil {
+			fmt.Println("error:", err)
+			return
+		}
+		fmt.Println(page.Number, len(page.Items), string(page.Items[0][:39]))
+	}
+	// Output:
+	// 1 2 <Contents><Key>rows/00000001.json</Key>
+	// 2 2 <Contents><Key>rows/00000003.json</Key>
+	// 3 1 <Contents><Key>rows/00000005.json</Key>
+}
