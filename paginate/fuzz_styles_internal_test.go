@@ -3,6 +3,8 @@ package paginate
 import (
 	"bytes"
 	"encoding/xml"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -87,6 +89,37 @@ func FuzzParseStyle(f *testing.F) {
 		again, err := ParseStyle(spelled)
 		if err != nil || Spelling(again) != spelled {
 			t.Fatalf("%q spelled %q, which reads back as %v, %v", s, spelled, again, err)
+		}
+	})
+}
+
+// Detect reads any first page without panicking, and what it proves
+// spells back through ParseStyle.
+func FuzzDetect(f *testing.F) {
+	f.Add("/items?_page=1&_per_page=2", "", "", []byte(`{"next":2,"pages":3,"items":6,"data":[{"id":1},{"id":2}]}`))
+	f.Add("/items?_limit=2", "", "", []byte(`[{"id":1},{"id":2}]`))
+	f.Add("/items", `</i?p=2>; rel="next"`, "", []byte(`[]`))
+	f.Add("/items", "", "0-99/1000", []byte(`[{"id":1}]`))
+	f.Add("/b", "", "", []byte(`<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>t</NextContinuationToken></ListBucketResult>`))
+	f.Add("/v", "", "", []byte(`{"results":[],"next":"/v?page=2","links":[{"rel":"next","href":"x"}]}`))
+	f.Fuzz(func(t *testing.T, rawURL, link, contentRange string, body []byte) {
+		u, err := url.Parse("https://api.test" + rawURL)
+		if err != nil {
+			return
+		}
+		p := &Page{Number: 1, URL: u, Header: http.Header{}, Body: body}
+		if link != "" {
+			p.Header.Set("Link", link)
+		}
+		if contentRange != "" {
+			p.Header.Set("Content-Range", contentRange)
+		}
+		d, err := Detect(p)
+		if err != nil || d.Single {
+			return
+		}
+		if n, err := ParseStyle(d.Spelling); err != nil || Spelling(n) != d.Spelling {
+			t.Fatalf("detected %q, which reads back as %v", d.Spelling, err)
 		}
 	})
 }
