@@ -9,6 +9,21 @@
 // [Options.Items] says where the items are, checked as JSON and split into
 // items in one pass without copying them.
 //
+// Some APIs name no next page; the client computes it. [Offset] adds each
+// page's item count to an offset parameter, [PageNumber] counts pages, and
+// [Range] asks for items with Range headers and reads Content-Range, as
+// PostgREST does. These stop on an empty page or one shorter than the
+// page size ([Range] also at the total its Content-Range announces), check
+// the announced total both ways ([ErrTotal]), and refuse a page that
+// repeats the items of an earlier one, as a server that ignores the paging
+// parameter serves. Their pages can be fetched ahead,
+// [Options.Concurrency] at a time, and are still yielded in order.
+// [XMLCursor] follows a continuation token in an XML body (S3's
+// ListObjectsV2), delivering each item as its XML element, and [BodyLink]
+// a URL in a JSON field. [ParseStyle] reads every style as a command line
+// spells it, and [Detect] proves from a first page which one a walk needs,
+// or says it cannot.
+//
 // Whatever a strategy finds passes one rule, [Policy.Resolve], before it
 // becomes a request: a relative link is resolved
 // against the page it came from; a scheme other than http or https, a move

@@ -30,8 +30,9 @@ type hints struct {
 
 // fetch requests page n at u and returns it read, closed and, where JSON is
 // expected, checked.
-func (w *Walk) fetch(ctx context.Context, pl *plan, u *url.URL, n int, h *hints) (*Page, error) {
-	req, err := w.request(ctx, u, n == 1)
+func (w *Walk) fetch(ctx context.Context, pl *plan, t target, n int, h *hints) (*Page, error) {
+	u := t.u
+	req, err := w.request(ctx, t, n == 1)
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +75,16 @@ func (w *Walk) fetch(ctx context.Context, pl *plan, u *url.URL, n int, h *hints)
 			return nil, err
 		}
 	}
+	if pl.xml != nil {
+		pg, err := pl.xml.readXML(body)
+		if err != nil {
+			return nil, &Error{Err: err, Page: n, URL: credentials.RedactURL(final)}
+		}
+		p.xml = &pg
+		if pl.xmlItems {
+			p.Items = pg.items
+		}
+	}
 	return p, nil
 }
 
@@ -111,11 +122,20 @@ func redirectRefused(e *Error, n int, u *url.URL) *Error {
 	return e
 }
 
-// request clones the walk's first request for u. Only the URL differs; a
-// Host override is kept only while the walk stays on the first host.
-func (w *Walk) request(ctx context.Context, u *url.URL, first bool) (*http.Request, error) {
+// request clones the walk's first request for t. Only the URL differs, and
+// for [Range] the Range header; a Host override is kept only while the walk
+// stays on the first host.
+func (w *Walk) request(ctx context.Context, t target, first bool) (*http.Request, error) {
+	u := t.u
 	r := w.req.Clone(ctx)
 	r.URL = u
+	if t.rng != "" {
+		if r.Header == nil {
+			r.Header = make(http.Header)
+		}
+		r.Header.Set("Range-Unit", "items")
+		r.Header.Set("Range", t.rng)
+	}
 	if u.Host != w.req.URL.Host {
 		r.Host = ""
 	}

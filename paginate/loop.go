@@ -2,6 +2,7 @@ package paginate
 
 import (
 	"net/url"
+	"sync"
 
 	"github.com/steadyhttp/steady/credentials"
 )
@@ -15,7 +16,11 @@ import (
 // the walk's redirect check) and the final URL it lands on are checked, so
 // a link that redirects back to an earlier page ends the walk before that
 // page is fetched or delivered again.
+//
+// Its methods are safe for concurrent use: the redirect check of pages
+// fetched ahead runs on their goroutines.
 type loopGuard struct {
+	mu   sync.Mutex
 	red  *credentials.Redactor
 	seen fingerprintSet // 16 bytes a page, not the URL's text (ADR 191)
 }
@@ -36,7 +41,23 @@ func (g *loopGuard) key(u *url.URL) string {
 // see records u and reports whether it, or a URL naming the same page, was
 // seen before.
 func (g *loopGuard) see(u *url.URL) bool {
-	return g.seen.add(g.key(u))
+	return g.add(g.key(u))
+}
+
+// seeTarget is see for a request that a Range header tells apart from
+// others to the same URL.
+func (g *loopGuard) seeTarget(t target) bool {
+	k := g.key(t.u)
+	if t.rng != "" {
+		k += "\x00Range: " + t.rng
+	}
+	return g.add(k)
+}
+
+func (g *loopGuard) add(k string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.seen.add(k)
 }
 
 // back reports whether a redirect met while fetching page from leads to a
@@ -48,6 +69,8 @@ func (g *loopGuard) back(to, from *url.URL) bool {
 	if k == g.key(from) {
 		return false
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	return g.seen.contains(k)
 }
 

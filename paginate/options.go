@@ -34,8 +34,10 @@ var itemKeys = [...]string{"features", "items", "data", "results"}
 // first request's host, and has no caps but a 64 MiB page size.
 type Options struct {
 	// Next finds the link to the following page: [LinkHeader] (nil),
-	// [JSONLinks], [Cursor], or your own [Next]. Whatever it finds passes
-	// the next-link policy ([Policy.Resolve]) before it is fetched.
+	// [JSONLinks], [Cursor], [BodyLink], [XMLCursor], or your own [Next];
+	// or computes it: [Offset], [PageNumber], [Range]. [ParseStyle] reads
+	// any of them from text. Whatever it finds passes the next-link policy
+	// ([Policy.Resolve]) before it is fetched.
 	Next Next
 
 	// Items is where each page's items are: a dotted path of object keys
@@ -68,6 +70,14 @@ type Options struct {
 	// with [liveness.ErrBodyTooLarge]. 0 means
 	// [config.DefaultMaxBodyBytes] (64 MiB), negative means no bound.
 	MaxPageBytes int64
+
+	// Concurrency is how many pages a walk of a computed style ([Offset],
+	// [PageNumber], [Range]) fetches at once, through the same client, so
+	// its pacer and retry budget govern them all. Pages are still yielded
+	// in order, and the summary's resume point is the first page not
+	// yielded; pages fetched past the last one are dropped unseen. 0 or 1
+	// fetches one page at a time, as every other style always does.
+	Concurrency int
 
 	// Reporter receives a [event.PageReceived] event per page (nil:
 	// silent).
@@ -104,6 +114,12 @@ type plan struct {
 	total []string
 	// client is the walk's client with the policy on its redirects.
 	client *http.Client
+	// steps is the state of a computed style, nil for the others; xml is
+	// the XMLCursor style, nil for the others.
+	steps *stepState
+	xml   *xmlStyle
+	// xmlItems: an XMLCursor walk delivers its items.
+	xmlItems bool
 }
 
 func (p *plan) wantItems() bool { return p.mask&1 != 0 }
@@ -124,8 +140,8 @@ func newPlan(req *http.Request, opt Options) (*plan, error) {
 	if req == nil || req.URL == nil {
 		return nil, optionsError("no request to start from")
 	}
-	if opt.MaxPages < 0 || opt.MaxRows < 0 {
-		return nil, optionsError("MaxPages and MaxRows cannot be negative")
+	if opt.MaxPages < 0 || opt.MaxRows < 0 || opt.Concurrency < 0 {
+		return nil, optionsError("MaxPages, MaxRows and Concurrency cannot be negative")
 	}
 	p := &plan{next: opt.Next, limit: opt.MaxPageBytes, redact: credentials.NewRedactor(opt.Secrets...)}
 	if p.next == nil {
@@ -139,13 +155,21 @@ func newPlan(req *http.Request, opt Options) (*plan, error) {
 			return nil, err
 		}
 	}
+	if err := p.styleState(opt); err != nil {
+		return nil, err
+	}
 	switch p.limit {
 	case 0:
 		p.limit = config.DefaultMaxBodyBytes
 	default:
 		p.limit = max(p.limit, -1)
 	}
-	if opt.Items == FindItems {
+	if p.xml != nil {
+		if opt.Items != "" && opt.Items != NoItems {
+			return nil, optionsError("XMLCursor finds its items by its own element path; leave Items empty")
+		}
+		p.mask, p.xmlItems = 0, opt.Items != NoItems
+	} else if opt.Items == FindItems {
 		p.findItems, p.mask = true, 1
 	} else if opt.Items != NoItems {
 		path, err := splitPath(opt.Items, "Items")
@@ -171,11 +195,30 @@ func newPlan(req *http.Request, opt Options) (*plan, error) {
 	first.User = nil
 	first.Fragment, first.RawFragment = "", ""
 	p.first = &first
+	if st, ok := p.next.(stepper); ok {
+		s, err := newStepState(st, p, req.Header)
+		if err != nil {
+			return nil, err
+		}
+		p.steps = s
+	}
 	p.policy = Policy{AllowedHosts: opt.AllowedHosts, CanonicalHost: opt.CanonicalHost}
 	if len(p.policy.AllowedHosts) == 0 {
 		p.policy.AllowedHosts = []string{req.URL.Host}
 	}
 	return p, nil
+}
+
+// styleState notes an XMLCursor style, and refuses what a computed style
+// cannot do.
+func (p *plan) styleState(opt Options) error {
+	if x, ok := p.next.(xmlStyle); ok {
+		p.xml = &x
+	}
+	if _, ok := p.next.(stepper); ok && opt.Items == NoItems {
+		return optionsError("a computed style counts items to know where the next page starts, but Items is NoItems")
+	}
+	return nil
 }
 
 // splitPath splits a dotted path; "" is the top level.

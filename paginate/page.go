@@ -30,4 +30,5 @@ type Page struct {
 
 	requested *url.URL        // the URL the walk asked for
 	nextJSON  json.RawMessage // the value at the strategy's JSON path, nil when absent
+	xml       *xmlPage        // what an XMLCursor walk read, nil otherwise
 }

@@ -67,6 +67,9 @@ type Summary struct {
 	// not fetched because of a cap or a break. Nil when the walk is
 	// complete or its last link was refused.
 	Next *url.URL
+	// NextRange is the Range header to send to Next to continue a
+	// [Range] walk, such as "200-299"; "" for the other styles.
+	NextRange string
 	// Trimmed is how many items of the last page MaxRows held back.
 	Trimmed int
 	// Total is how many items the walk's first page announced the whole
@@ -141,20 +144,32 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 		pl.client = guardRedirects(w.client, pl.policy, guard)
 		reqCtx := liveness.WithBodyInAttempt(ctx, pl.limit)
 		var hints hints
-		u := pl.first
+		var fa *ahead
+		if pl.steps != nil && w.opt.Concurrency > 1 {
+			fa = &ahead{w: w, pl: pl, guard: guard, ctx: reqCtx, max: w.opt.Concurrency}
+			defer fa.drop()
+		}
+		t := pl.firstTarget(w.req)
 		for n := 1; ; n++ {
-			p, err := w.page(ctx, reqCtx, pl, guard, u, n, &hints)
+			var p *Page
+			if fa != nil && n > 1 {
+				p, err = fa.take(ctx, n, t)
+			} else {
+				p, err = w.page(ctx, reqCtx, pl, guard, t, n, &hints)
+			}
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			next, linkErr := w.nextURL(pl, p, guard)
+			next, linkErr := w.following(pl, p, guard)
 			if linkErr != nil {
 				linkErr = walkError(pl.redact, linkErr)
 			}
-			p.Next = next
+			if next != nil {
+				p.Next = next.u
+			}
 			stop, trimmed := w.trim(p, n)
-			w.record(pl, p, n, trimmed, linkErr == nil)
+			w.record(pl, p, n, trimmed, linkErr == nil, next)
 			w.report(ctx, pl, p)
 
 			if !yield(p, nil) || stop {
@@ -167,34 +182,67 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 			if next == nil {
 				return
 			}
-			u = next
+			t = *next
 		}
 	}
 }
 
-// page fetches page n from u. A failure comes back as the error the walk
-// yields: ctx's own when it ended, the redacted walk error otherwise, with
-// the summary's resume point set.
-func (w *Walk) page(ctx, reqCtx context.Context, pl *plan, guard *loopGuard, u *url.URL, n int, h *hints) (*Page, error) {
-	if err := ctx.Err(); err != nil {
-		w.stopAt(u)
+// firstTarget is the walk's first request: the first URL, and for [Range]
+// a Range header when the page size is known.
+func (pl *plan) firstTarget(req *http.Request) target {
+	t := target{u: pl.first}
+	if pl.steps != nil {
+		t = pl.steps.firstTarget(t, req.Header.Get("Range") != "")
+	}
+	return t
+}
+
+// following returns the request for the page after p, checked, or nil after
+// the last page.
+func (w *Walk) following(pl *plan, p *Page, guard *loopGuard) (*target, error) {
+	if pl.steps != nil {
+		return w.stepNext(pl, p, guard)
+	}
+	u, err := w.nextURL(pl, p, guard)
+	if u == nil || err != nil {
 		return nil, err
 	}
-	p, err := w.fetch(reqCtx, pl, u, n, h)
-	if err == nil && guard.landed(u, p.URL) {
-		// The link redirected to a page already received: the page is not
-		// delivered again.
-		err = &Error{Err: ErrLoop, Page: n, URL: pl.redact.URL(u), Link: pl.redact.URL(p.URL),
+	return &target{u: u}, nil
+}
+
+// page fetches page n from t. A failure comes back as the error the walk
+// yields: ctx's own when it ended, the redacted walk error otherwise, with
+// the summary's resume point set.
+func (w *Walk) page(ctx, reqCtx context.Context, pl *plan, guard *loopGuard, t target, n int, h *hints) (*Page, error) {
+	if err := ctx.Err(); err != nil {
+		w.stopAt(&t)
+		return nil, err
+	}
+	p, err := w.fetch(reqCtx, pl, t, n, h)
+	return w.settle(ctx, pl, guard, t, n, p, err)
+}
+
+// settle completes the fetch of page n from t: a page that redirected to
+// one already received is not delivered again, and a failure sets the
+// resume point.
+func (w *Walk) settle(ctx context.Context, pl *plan, guard *loopGuard, t target, n int, p *Page, err error) (*Page, error) {
+	if err == nil && guard.landed(t.u, p.URL) {
+		err = &Error{Err: ErrLoop, Page: n, URL: pl.redact.URL(t.u), Link: pl.redact.URL(p.URL),
 			Detail: "the link redirected to a page already received"}
 		w.stopAt(nil)
 		return nil, walkError(pl.redact, err)
 	}
 	if err != nil {
-		w.stopAt(u)
+		w.stopAt(&t)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, walkError(pl.redact, err)
+	}
+	if pl.steps != nil && pl.steps.repeated(p) {
+		w.stopAt(nil)
+		return nil, walkError(pl.redact, &Error{Err: ErrLoop, Page: n, URL: pl.redact.URL(t.u), Link: pl.redact.URL(t.u),
+			Detail: "the page holds the same items as one received before: the server ignores the paging parameter"})
 	}
 	return p, nil
 }
@@ -218,7 +266,7 @@ func (w *Walk) trim(p *Page, n int) (stop bool, trimmed int) {
 
 // record adds page n to the summary. linkOK is false when the page's next
 // link was refused, which leaves the walk incomplete.
-func (w *Walk) record(pl *plan, p *Page, n, trimmed int, linkOK bool) {
+func (w *Walk) record(pl *plan, p *Page, n, trimmed int, linkOK bool, next *target) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if n == 1 {
@@ -229,14 +277,21 @@ func (w *Walk) record(pl *plan, p *Page, n, trimmed int, linkOK bool) {
 	w.sum.Bytes += int64(len(p.Body))
 	w.sum.Trimmed = trimmed
 	w.sum.Complete = p.Next == nil && linkOK && trimmed == 0
-	w.sum.Next = p.Next
+	w.sum.Next, w.sum.NextRange = p.Next, ""
+	if next != nil {
+		w.sum.NextRange = next.rng
+	}
 	w.sum.Detected = pl.detected
 	w.lastHeader = p.Header
 }
 
-func (w *Walk) stopAt(u *url.URL) {
+// stopAt sets the resume point to t (nil: none) on a walk that ends there.
+func (w *Walk) stopAt(t *target) {
 	w.mu.Lock()
-	w.sum.Next, w.sum.Complete = u, false
+	w.sum.Next, w.sum.NextRange, w.sum.Complete = nil, "", false
+	if t != nil {
+		w.sum.Next, w.sum.NextRange = t.u, t.rng
+	}
 	w.mu.Unlock()
 }
 

@@ -92,11 +92,11 @@ func (x *exchange) deliver(body []byte) {
 	case Truncate:
 		// Returning with fewer bytes than declared makes net/http close the
 		// connection after flushing them: a clean close, an early EOF.
-		x.writeHeader(http.StatusOK)
+		x.writeHeader(x.okStatus())
 		_, _ = x.w.Write(body[:f.cut(len(body))])
 	case Stall:
 		n := f.cut(len(body))
-		x.writeHeader(http.StatusOK)
+		x.writeHeader(x.okStatus())
 		_, _ = x.w.Write(body[:n])
 		_ = x.rc.Flush()
 		if !x.pause(f.For) {
@@ -104,7 +104,7 @@ func (x *exchange) deliver(body []byte) {
 		}
 		_, _ = x.w.Write(body[n:])
 	case Drip:
-		x.writeHeader(http.StatusOK)
+		x.writeHeader(x.okStatus())
 		step := f.chunk()
 		for i := 0; i < len(body); i += step {
 			if i > 0 && !x.pause(f.every()) {
@@ -114,9 +114,18 @@ func (x *exchange) deliver(body []byte) {
 			_ = x.rc.Flush()
 		}
 	default:
-		x.writeHeader(http.StatusOK)
+		x.writeHeader(x.okStatus())
 		_, _ = x.w.Write(body)
 	}
+}
+
+// okStatus is the status of a page served whole: 200, or what the style
+// set (206 for part of a Range).
+func (x *exchange) okStatus() int {
+	if x.ok != 0 {
+		return x.ok
+	}
+	return http.StatusOK
 }
 
 // pause waits d (forever when d <= 0). It reports false when the wait was

@@ -11,6 +11,12 @@
 // in the way [ServerOptions.Style] says: an RFC 8288 Link header
 // ([LinkHeader]), a links array in the body ([JSONLinks]) or an opaque cursor
 // ([Cursor]). Next links are absolute URLs built from the request's Host.
+// Other styles leave the next request to the client, as real servers do:
+// json-server 0.17's _start/_limit ([Offset]) and _page/_limit
+// ([PageLimit]), json-server 1.x's _page/_per_page with page counts in the
+// body ([PerPage]), PostgREST's Range and Content-Range ([Range]), and S3's
+// ListObjectsV2 XML with continuation tokens ([S3]). Faults apply to them
+// all; [RepeatNext] makes such a server ignore its paging parameter.
 // [LookupPath] returns rows by id for chunked queries and answers 414 to a
 // request target longer than [ServerOptions.MaxURLBytes]. An optional API key
 // ([ServerOptions.KeyValue]) is checked, or only recorded, and never logged.

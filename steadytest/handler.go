@@ -80,6 +80,7 @@ type exchange struct {
 	entry  *Request // nil when the log keeps nothing
 	fault  Fault
 	status int
+	ok     int // the status of a page served whole; 0 means 200
 }
 
 // ServeHTTP serves GET (and HEAD) requests to [ItemsPath], [LookupPath] and
@@ -194,6 +195,10 @@ func (x *exchange) admit(call Call, page uint64) (ok bool) {
 // items serves one page of the collection.
 func (x *exchange) items() {
 	h, r := x.h, x.r
+	if h.opt.Style >= Offset {
+		x.styledItems()
+		return
+	}
 	offset, limit, ok := x.pageParams()
 	if !ok {
 		return

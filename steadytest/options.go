@@ -47,12 +47,40 @@ const (
 	// client sends the cursor back in the cursor query parameter. On the last
 	// page next_cursor is null. A cursor the server did not issue is a 400.
 	Cursor
+	// Offset pages as json-server 0.17 does by _start and _limit (or
+	// _end): the body is a bare array, the total is in X-Total-Count, and
+	// nothing names the next page. _start defaults to 0 and _limit to
+	// [ServerOptions.DefaultLimit].
+	Offset
+	// PageLimit pages as json-server 0.17 does by _page (from 1) and
+	// _limit: a bare array and X-Total-Count, without the Link header
+	// json-server adds, so only the page number says where the next page is.
+	PageLimit
+	// PerPage pages as json-server 1.x does by _page (from 1) and
+	// _per_page, with the page count in the body and no header:
+	// {"first":1,"prev":null,"next":2,"last":100,"pages":100,"items":10000,"data":[...]}.
+	// next is null on the last page.
+	PerPage
+	// Range pages as PostgREST does: the request's Range header (a-b, with
+	// Range-Unit: items) says which rows; the answer is a bare array with
+	// Content-Range: a-b/total (*/total when empty), 206 when it holds part
+	// of the collection and 200 when all of it. Without a Range header the
+	// first [ServerOptions.MaxLimit] rows are served, as PostgREST's
+	// max-rows does; a range that starts past the end is 416.
+	Range
+	// S3 pages as S3's ListObjectsV2 does: an XML ListBucketResult whose
+	// Contents elements (one a row: Key rows/ID.json, Size, ETag) are
+	// max-keys (default [ServerOptions.DefaultLimit]) at a time, with
+	// IsTruncated and, while it is true, a NextContinuationToken the client
+	// sends back as continuation-token.
+	S3
 )
 
-var styleNames = [...]string{LinkHeader: "link", JSONLinks: "json-links", Cursor: "cursor"}
+var styleNames = [...]string{LinkHeader: "link", JSONLinks: "json-links", Cursor: "cursor",
+	Offset: "offset", PageLimit: "page", PerPage: "per-page", Range: "range", S3: "s3"}
 
 // String returns the style's name as [ParseStyle] accepts it: "link",
-// "json-links" or "cursor".
+// "json-links", "cursor", "offset", "page", "per-page", "range" or "s3".
 func (s Style) String() string {
 	if int(s) < len(styleNames) {
 		return styleNames[s]
@@ -60,14 +88,14 @@ func (s Style) String() string {
 	return fmt.Sprintf("Style(%d)", uint8(s))
 }
 
-// ParseStyle returns the style named by s ("link", "json-links", "cursor").
+// ParseStyle returns the style named by s, as [Style.String] writes it.
 func ParseStyle(s string) (Style, error) {
 	for i, n := range styleNames {
 		if strings.EqualFold(s, n) {
 			return Style(i), nil
 		}
 	}
-	return 0, &OptionsError{Field: "Style", Reason: fmt.Sprintf("unknown pagination style %q (want link, json-links or cursor)", s)}
+	return 0, &OptionsError{Field: "Style", Reason: fmt.Sprintf("unknown pagination style %q (want one of %s)", s, strings.Join(styleNames[:], ", "))}
 }
 
 // ServerOptions configure a [Server] or a [Handler]. The zero value serves
