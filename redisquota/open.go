@@ -42,6 +42,7 @@ func Open(raw string) (*Store, *redis.Client, error) {
 		return nil, nil, fmt.Errorf("%w %q: %s", ErrURL, credentials.RedactURLString(raw), credentials.RedactURLString(err.Error()))
 	}
 	tune(opt)
+	opt.Dialer = boundDialer(redis.NewDialer(opt))
 	c := redis.NewClient(opt)
 	s, err := New(c, name)
 	if err != nil {

@@ -1,0 +1,82 @@
+package redisquota_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/steadyhttp/steady/ratelimit"
+	"github.com/steadyhttp/steady/redisquota"
+	"github.com/steadyhttp/steady/retry"
+)
+
+// A store, or someone between us and it, that announces a reply larger
+// than any the store sends is refused before the client allocates for it:
+// the call fails, the store says so once, and the pacer answers locally.
+func TestHostileReplyHeaders(t *testing.T) {
+	for _, c := range []struct{ name, reply string }{
+		{"array", "*2000000000\r\n"},
+		{"bulk", "$4000000000\r\n"},
+		{"map", "%1000000000\r\n"},
+		{"set", "~2000000000\r\n"},
+		{"push", ">2000000000\r\n"},
+		{"verbatim", "=4000000000\r\n"},
+		{"blob error", "!4000000000\r\n"},
+		{"nested", "*5\r\n*1000\r\n*1000\r\n*1000\r\n"},
+		{"bulk after array", "*5\r\n$3000000\r\n"},
+		{"endless line", "+" + string(make([]byte, 1<<20))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := open(t, "redis://"+liar(t, c.reply)+"/0?name=hostile")
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := p.store.TakeQuota(t.Context(), "h", ratelimit.LeaseCall{Want: 3})
+			runtime.ReadMemStats(&after)
+			if !errors.Is(err, redisquota.ErrReplyTooLarge) {
+				t.Fatalf("error %v; want ErrReplyTooLarge", err)
+			}
+			if got := after.TotalAlloc - before.TotalAlloc; got > 8<<20 {
+				t.Errorf("%d bytes allocated for a reply header; want the header refused first", got)
+			}
+			if h := p.heard(); len(h) != 1 || h[0] == nil {
+				t.Errorf("store changes %v; want one warning", h)
+			}
+		})
+	}
+}
+
+// Behind a transport, a hostile store costs nothing: requests are paced
+// locally and answered.
+func TestHostileStoreDegradesToLocal(t *testing.T) {
+	p := open(t, "redis://"+liar(t, "*2000000000\r\n")+"/0?name=hostile")
+	var served atomic.Int64
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.Header().Set("X-RateLimit-Remaining", "50")
+		w.Header().Set("X-RateLimit-Reset", "60")
+	}))
+	defer api.Close()
+	tr := retry.New(nil, retry.Policy{Pacer: &ratelimit.SharedPacer{Leaser: p.store}})
+	defer tr.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for range 5 {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, api.URL, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if served.Load() != 5 {
+		t.Errorf("%d requests served; want 5", served.Load())
+	}
+	if h := p.heard(); len(h) != 1 || h[0] == nil {
+		t.Errorf("store changes %v; want one warning", h)
+	}
+}
