@@ -69,7 +69,7 @@ type replyScanner struct {
 	num     int64 // its length field so far
 	neg     bool
 	digits  bool
-	bad     bool  // a length field that is not a number
+	bad     bool // a length field that is not a number
 	owed    []int64
 	elems   int64 // announced in the current reply
 	payload int64
