@@ -8,7 +8,7 @@ import (
 	"sync"
 )
 
-// The bounds of a reply (ADR 290): far above anything the store's scripts
+// The bounds of a reply (ADR 292): far above anything the store's scripts
 // or the client's handshake send, far below what would hurt a process.
 // They are checked as the reply streams in, before the client reads a
 // header and allocates what it announces.
