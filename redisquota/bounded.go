@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"syscall"
 )
 
 // The bounds of a reply (ADR 292): far above anything the store's scripts
@@ -31,8 +32,20 @@ func boundDialer(dial func(context.Context, string, string) (net.Conn, error)) f
 		if err != nil {
 			return nil, err
 		}
-		return &boundedConn{Conn: c}, nil
+		b := &boundedConn{Conn: c}
+		if _, ok := c.(syscall.Conn); ok {
+			return sysConn{b}, nil
+		}
+		return b, nil
 	}
+}
+
+// sysConn is a boundedConn over a socket, which the client's pool peeks at
+// (without reading) to tell a connection the server closed while idle.
+type sysConn struct{ *boundedConn }
+
+func (c sysConn) SyscallConn() (syscall.RawConn, error) {
+	return c.Conn.(syscall.Conn).SyscallConn()
 }
 
 // A boundedConn passes bytes through a RESP scanner that refuses a reply
