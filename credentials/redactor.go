@@ -161,6 +161,10 @@ func (r *Redactor) longest() int {
 	for _, s := range r.runs {
 		n = max(n, len(s))
 	}
+	// Escaped twice, a byte takes five ("%252B").
+	for _, v := range r.secrets {
+		n = max(n, 5*len(v))
+	}
 	return n
 }
 
