@@ -48,7 +48,10 @@ func TestHostileReplyHeaders(t *testing.T) {
 			if !errors.Is(err, redisquota.ErrReplyTooLarge) {
 				t.Fatalf("error %v; want ErrReplyTooLarge", err)
 			}
-			if got := after.TotalAlloc - before.TotalAlloc; got > 8<<20 {
+			// TotalAlloc counts the whole process (other clients' pools
+			// included): the bound is loose, and far below what a header
+			// announcing gigabytes would cost.
+			if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
 				t.Errorf("%d bytes allocated for a reply header; want the header refused first", got)
 			}
 			if h := p.heard(); len(h) != 1 || h[0] == nil {
