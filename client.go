@@ -263,6 +263,15 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if prev := via[len(via)-1]; prev.URL.Scheme == "https" && req.URL.Scheme != "https" {
 		return &RedirectError{Hops: len(via), URL: c.red.URL(req.URL), Downgrade: true}
 	}
+	// A key in the host or path of a hop to an origin that does not accept
+	// it is refused here too, before the hop: refused below, the layers in
+	// between would quote the URL in their own errors.
+	for _, k := range c.opt.Keys {
+		red := credentials.NewRedactor(k.Value)
+		if !k.Accepts(req.URL) && (red.Contains(req.URL.Host) || red.Contains(req.URL.EscapedPath())) {
+			return &credentials.LeakError{URL: c.red.URL(req.URL), Where: "the URL's host or path"}
+		}
+	}
 	return nil
 }
 

@@ -106,6 +106,10 @@ func TestStatusErrors(t *testing.T) {
 			w.WriteHeader(429)
 		case "/secondary":
 			w.Header().Set("Retry-After", "3600")
+			w.Header().Set("X-RateLimit-Remaining", "4990")
+			w.WriteHeader(403)
+		case "/blocked":
+			w.Header().Set("Retry-After", "3600")
 			w.WriteHeader(403)
 		case "/forbidden":
 			w.WriteHeader(403)
@@ -138,6 +142,10 @@ func TestStatusErrors(t *testing.T) {
 	err = c.GetJSON(ctx, "/secondary", nil, new(any))
 	if !errors.As(err, &rl) || rl.StatusCode != 403 || rl.RetryAfter() != time.Hour || !errors.Is(err, retry.ErrRetryAfter) {
 		t.Errorf("403 rate limit beyond the cap: %v", err)
+	}
+	err = c.GetJSON(ctx, "/blocked", nil, new(any))
+	if errors.As(err, &rl) || !errors.As(err, &se) || se.StatusCode != 403 || se.Attempts != 1 {
+		t.Errorf("a firewall's 403 with Retry-After and no rate-limit field: %#v", err)
 	}
 	err = c.GetJSON(ctx, "/forbidden", nil, new(any))
 	if errors.As(err, &rl) || !errors.As(err, &se) || se.StatusCode != 403 || se.Attempts != 1 {

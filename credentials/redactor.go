@@ -16,8 +16,11 @@ import (
 // hides the values themselves, wherever they are: in a parameter with an
 // innocent name (appid, hapikey), in a next link or a body a server echoed,
 // in an error a lower layer wrote. Each secret is looked for as written,
-// query- and path-escaped, and inside base64 (the Basic Authorization a
-// server echoes back), and replaced by [Redacted].
+// inside base64 (the Basic Authorization a server echoes back), and in any
+// percent-escaped form: the text is unescaped as a server would read it
+// (either hex case, '+' as a space or not, up to two layers deep), so RFC
+// 3986, Python's quote, form encoding and their kin are all found, and
+// the escaped text of the secret is replaced by [Redacted].
 //
 // A client makes one Redactor from its keys and puts every error, event,
 // log line and file it writes through it. The nil Redactor hides nothing by
@@ -121,6 +124,27 @@ func (r *Redactor) Contains(s string) bool {
 			return true
 		}
 	}
+	found := false
+	unescapings(s, func(d string, _ []int) bool {
+		found = r.containsPlain(d)
+		return !found
+	})
+	return found
+}
+
+// containsPlain reports whether s holds a secret as written or inside
+// base64.
+func (r *Redactor) containsPlain(s string) bool {
+	for _, v := range r.secrets {
+		if strings.Contains(s, v) {
+			return true
+		}
+	}
+	for _, run := range r.runs {
+		if strings.Contains(s, run) {
+			return true
+		}
+	}
 	return false
 }
 
@@ -137,6 +161,10 @@ func (r *Redactor) longest() int {
 	for _, s := range r.runs {
 		n = max(n, len(s))
 	}
+	// Escaped twice, a byte takes five ("%252B").
+	for _, v := range r.secrets {
+		n = max(n, 5*len(v))
+	}
 	return n
 }
 
@@ -151,7 +179,7 @@ func (r *Redactor) String(s string) string {
 	for _, run := range r.runs {
 		s = redactBase64(s, run)
 	}
-	return s
+	return redactEscaped(s, r.secrets)
 }
 
 // Text returns server-supplied text (a status line, a body excerpt, a

@@ -52,12 +52,14 @@ func ExamplePacer() {
 	// Output: search 10s 0s
 }
 
-// A 403 is a rate limit when it says so; a plain one is a refusal.
+// A 403 is a rate limit when its rate-limit fields say so; a Retry-After
+// alone, or nothing, is a refusal.
 func ExampleIsRateLimit() {
-	secondary := &http.Response{StatusCode: 403, Header: http.Header{"Retry-After": {"60"}}}
+	secondary := &http.Response{StatusCode: 403, Header: http.Header{"Retry-After": {"60"}, "X-Ratelimit-Remaining": {"4990"}}}
+	blocked := &http.Response{StatusCode: 403, Header: http.Header{"Retry-After": {"3600"}}}
 	plain := &http.Response{StatusCode: 403, Header: http.Header{}}
-	fmt.Println(ratelimit.IsRateLimit(secondary), ratelimit.IsRateLimit(plain))
-	// Output: true false
+	fmt.Println(ratelimit.IsRateLimit(secondary), ratelimit.IsRateLimit(blocked), ratelimit.IsRateLimit(plain))
+	// Output: true false false
 }
 
 // Parse reads what a response says of its quota, in any of the forms

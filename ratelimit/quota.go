@@ -74,19 +74,37 @@ func Parse(h http.Header, now time.Time) (q Quota, ok bool) {
 }
 
 // IsRateLimit reports whether resp refuses a request for its rate: a 429,
-// or a 403 carrying a Retry-After or a spent quota (GitHub's primary and
-// secondary limits). A plain 403 is not.
+// or a 403 whose rate-limit fields say so (ADR 293): a spent quota in any
+// form [Parse] reads, or a Retry-After beside quota fields, as GitHub sends
+// its secondary limits. A 403 with a Retry-After and no quota field, as a
+// firewall's block, is not; nor is a plain 403.
 func IsRateLimit(resp *http.Response) bool {
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests:
 		return true
 	case http.StatusForbidden:
-		if _, ok := resp.Header["Retry-After"]; ok {
+		// What remains does not depend on the time the fields are read at.
+		if q, ok := Parse(resp.Header, time.Time{}); ok && q.Remaining == 0 {
 			return true
 		}
-		// What remains does not depend on the time the fields are read at.
-		q, ok := Parse(resp.Header, time.Time{})
-		return ok && q.Remaining == 0
+		_, after := resp.Header["Retry-After"]
+		return after && hasQuotaField(resp.Header)
+	}
+	return false
+}
+
+// quotaFields are the fields only a rate limiter sends, in the canonical
+// form of their names.
+var quotaFields = []string{
+	"Ratelimit", "Ratelimit-Policy", "Ratelimit-Limit", "Ratelimit-Remaining", "Ratelimit-Reset",
+	"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "X-Ratelimit-Used", "X-Ratelimit-Resource",
+}
+
+func hasQuotaField(h http.Header) bool {
+	for _, name := range quotaFields {
+		if _, ok := h[name]; ok {
+			return true
+		}
 	}
 	return false
 }

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -24,7 +25,9 @@ const (
 // [Leaser] as one client: each request takes a permit from a lease the
 // leaser granted, and what responses say about their quotas is told to it.
 // The process's own [Pacer] answers as well, and the later of the two holds
-// wins; while the leaser fails or is slow, the Pacer answers alone. Give one
+// wins; while the leaser fails or is slow, the Pacer answers alone, and a
+// leaser's hold further than the limit past the reset the API itself last
+// reported is not believed (ADR 291). Give one
 // SharedPacer to every transport of a process; it is safe for concurrent
 // use.
 type SharedPacer struct {
@@ -200,6 +203,10 @@ func (s *sharedQuotas) sweep(now time.Time) {
 func (s *sharedQuotas) hold(store Leaser, host, route string, at time.Time, limit time.Duration) (wait time.Duration, spaced, ok bool) {
 	for _, q := range s.drawn(host, route) {
 		w, sp, got := s.take(store, q, at, limit)
+		if got && !q.believable(at, w, limit) {
+			s.disbelieve(q)
+			got = false
+		}
 		if got && (!ok || w > wait) {
 			wait, spaced = w, sp
 		}
@@ -207,6 +214,31 @@ func (s *sharedQuotas) hold(store Leaser, host, route string, at time.Time, limi
 	}
 	return wait, spaced, ok
 }
+
+// believable reports whether a shared wait from at ends within limit of
+// the reset the API itself last reported for q, or of at once that reset
+// passed (ADR 291): a store's hold further out than that is not the API's,
+// whoever planted it.
+func (q *sharedQuota) believable(at time.Time, wait, limit time.Duration) bool {
+	q.seenMu.Lock()
+	defer q.seenMu.Unlock()
+	if q.seenAt.IsZero() {
+		return true
+	}
+	return !at.Add(wait).After(maxTime(at, q.seenAt.Add(q.seen.Reset)).Add(limit))
+}
+
+// disbelieve drops the lease a store granted past what the API reported,
+// and leaves the store alone for a while as one that failed: the request
+// is paced locally, and the next call tells the store the API's news.
+func (s *sharedQuotas) disbelieve(q *sharedQuota) {
+	q.mu.Lock()
+	q.lease, q.used = Lease{}, 0
+	q.mu.Unlock()
+	s.guard.result(errDisbelieved, time.Now())
+}
+
+var errDisbelieved = errors.New("ratelimit: the store's hold is past the API's reset")
 
 func (s *sharedQuotas) take(store Leaser, q *sharedQuota, at time.Time, limit time.Duration) (wait time.Duration, spaced, ok bool) {
 	q.mu.Lock()

@@ -24,7 +24,10 @@ var ErrURL = errors.New("redisquota: invalid store URL")
 // own. Nothing is sent until the first call. The client is tuned for a
 // store that must never slow a request: no re-sends of its own (the retry
 // package falls back to local state instead), and the caller's deadline on
-// every call. Close the returned client when done.
+// every call, and every reply bounded as it streams in (at most 1 MiB of
+// payload and 1024 elements), so a hostile or broken store fails a call
+// with [ErrReplyTooLarge] rather than make the client allocate what it
+// announces. Close the returned client when done.
 func Open(raw string) (*Store, *redis.Client, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
@@ -42,6 +45,7 @@ func Open(raw string) (*Store, *redis.Client, error) {
 		return nil, nil, fmt.Errorf("%w %q: %s", ErrURL, credentials.RedactURLString(raw), credentials.RedactURLString(err.Error()))
 	}
 	tune(opt)
+	opt.Dialer = boundDialer(redis.NewDialer(opt))
 	c := redis.NewClient(opt)
 	s, err := New(c, name)
 	if err != nil {

@@ -18,7 +18,9 @@ import (
 // records what a response said (its reset converted to Redis time through
 // the age the caller measured; a reset within 1.1 s of the known one is the
 // same window, since resets are often sent in whole seconds, and only lowers
-// what remains, as the server has not yet counted requests in flight); then
+// what remains, as the server has not yet counted requests in flight, and
+// a reset earlier than the known one, with quota left, replaces a stored
+// reset more than a window later, which the API contradicts); then
 // takes back permits a holder returned unused, if their window is still
 // the current one; then grants permits: freely while nothing is known, a quarter of what remains
 // (at least one) while the window has quota, and once it is spent, slots
@@ -80,6 +82,10 @@ if ARGV[2] == '1' then
         win = rs - reset
       end
       rem, reset, ahead, wid, r0 = math.max(r - ahead, 0), rs, 0, wid + 1, r
+    elseif rs > now and r > 0 and (win == 0 or reset - rs > win) then
+      -- Fresher news from the API: a stored reset more than a window past
+      -- the one the API counts to is not its window (ADR 291).
+      rem, reset, ahead, wid, r0 = r, rs, 0, wid + 1, r
     end
   end
 end

@@ -44,7 +44,8 @@ const MaxNameLen = 64
 // that passes the same name to the same Redis shares one budget and one set
 // of quotas. Choose the name for what is shared (an application, an
 // account); never pass an API key as the name, pass [Fingerprint] of it if
-// the key is what must separate fleets.
+// the key is what must separate fleets. A client made by the caller keeps
+// its own dialer, so its replies are not bounded as [Open]'s are.
 func New(client redis.Scripter, name string) (*Store, error) {
 	if err := checkName(name); err != nil {
 		return nil, err

@@ -83,7 +83,9 @@ func (b *body) Read(p []byte) (int, error) {
 				b.keep(p[:n])
 			}
 			b.offset += int64(n)
-			b.brk.Failed = 0
+			if b.offset-b.res.piece >= b.res.progressBytes() {
+				b.brk.Failed = 0
+			}
 			if b.tr != nil {
 				b.tr.Mark()
 			}

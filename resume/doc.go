@@ -23,8 +23,10 @@
 // [Off] turns continuation off for one request.
 //
 // Each continuation is sent through [retry.Transport.Resend], so it is a
-// re-send under the retry policy: MaxAttempts counts the attempts since data
-// last arrived, the stall budget measures the silence since the last byte,
+// re-send under the retry policy: MaxAttempts counts the attempts since an
+// answer last made progress (16 KiB of new bytes and a hundredth of the
+// body, up to 1 MiB: ADR 290), so a server that sends a byte per
+// connection ends the read after MaxAttempts requests; the stall budget measures the silence since the last byte,
 // the backoff, the deadline rule, the retry budget, pacing and the gate all
 // apply. The first continuation after a break that followed at least 1 MiB
 // of new bytes is sent without a backoff (ADR 220). [retry.Outcome.Resumes]

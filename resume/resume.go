@@ -30,6 +30,22 @@ const seamBytes = 16
 // server that needs relief, and one request per MiB costs it little.
 const atOnceBytes = 1 << 20
 
+// A continuation makes progress when it delivers at least minProgress new
+// bytes and a hundredth of the body, up to maxProgress (ADR 290); a break
+// before that spends one of the policy's attempts, as a failed attempt
+// does, so a server that sends a byte per connection gets MaxAttempts
+// requests, not one per byte.
+const (
+	minProgress = 16 << 10
+	maxProgress = atOnceBytes
+)
+
+// progressBytes is how many new bytes an answer must deliver before a
+// break for the attempts to count from zero again.
+func (r *state) progressBytes() int64 {
+	return max(minProgress, min(r.total/100, maxProgress))
+}
+
 func (r *state) possible() bool { return r.validator != "" || r.why != "" }
 
 // resumable decides, as resp is handed over, whether its body may be

@@ -107,7 +107,8 @@ func TestPacingHoldBeyondDeadline(t *testing.T) {
 }
 
 // Rate limits answered as 403 (GitHub's secondary limits, or a spent
-// quota) are waited out; a plain 403 is returned at once.
+// quota) are waited out; a plain 403, or a firewall's with a Retry-After
+// and no rate-limit field, is returned at once.
 func TestForbiddenRateLimits(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -115,7 +116,9 @@ func TestForbiddenRateLimits(t *testing.T) {
 		attempts int
 		wait     time.Duration
 	}{
-		{"secondary limit with Retry-After", status(403, "Retry-After", "2"), 2, 2 * time.Second},
+		{"secondary limit with Retry-After", status(403, "Retry-After", "2", "X-RateLimit-Remaining", "4990", "X-RateLimit-Resource", "core"), 2, 2 * time.Second},
+		{"firewall block with Retry-After", status(403, "Retry-After", "3600"), 1, 0},
+		{"firewall block with a short Retry-After", status(403, "Retry-After", "2"), 1, 0},
 		{"spent quota without Retry-After", status(403, "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "7"), 2, 7 * time.Second},
 		{"plain 403", status(403), 1, 0},
 		{"403 with a quota to spare", status(403, "X-RateLimit-Remaining", "10", "X-RateLimit-Reset", "7"), 1, 0},
@@ -143,8 +146,9 @@ func TestForbiddenRateLimits(t *testing.T) {
 		})
 	}
 	plain := &http.Response{StatusCode: 403, Header: http.Header{}}
-	limited := &http.Response{StatusCode: 403, Header: http.Header{"Retry-After": {"60"}}}
-	if ratelimit.IsRateLimit(plain) || !ratelimit.IsRateLimit(limited) || !ratelimit.IsRateLimit(&http.Response{StatusCode: 429}) {
+	limited := &http.Response{StatusCode: 403, Header: http.Header{"Retry-After": {"60"}, "X-Ratelimit-Used": {"90"}}}
+	blocked := &http.Response{StatusCode: 403, Header: http.Header{"Retry-After": {"60"}}}
+	if ratelimit.IsRateLimit(plain) || ratelimit.IsRateLimit(blocked) || !ratelimit.IsRateLimit(limited) || !ratelimit.IsRateLimit(&http.Response{StatusCode: 429}) {
 		t.Error("IsRateLimit tells a plain 403 from a rate limit wrongly")
 	}
 }

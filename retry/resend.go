@@ -25,7 +25,7 @@ type Break struct {
 	Bytes  int64
 	// Failed counts the attempts failed since data last arrived, the one
 	// that broke included once Resend counted it. The layer above sets it
-	// to 0 when data arrives.
+	// to 0 when data it counts as progress arrives.
 	Failed int
 	// AtOnce sends the first re-send since data arrived without a backoff:
 	// the connection was lost after enough progress that it is replaced,

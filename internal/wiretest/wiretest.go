@@ -13,7 +13,7 @@
 // and carried that key anywhere: the request line, any header (Referer
 // included), the body. It fails it too if any text holds any secret, in
 // any form a [credentials.Redactor] looks for (as written, escaped, inside
-// base64).
+// base64) or in any escape set of [Forms], checked on their own.
 //
 // [Main] runs a package's tests from its TestMain and fails the run if a
 // Watch saw a leak that no test reported, so a check cannot be lost.
@@ -337,17 +337,17 @@ func (w *Watch) Findings() []Leak {
 			}
 			red := credentials.NewRedactor(k.Value)
 			at := r.Line + " to " + r.Origin + ", "
-			if red.Contains(r.Line) || red.Contains(unescape(r.Line)) {
+			if holds(red, r.Line, k.Value) {
 				out = append(out, Leak{at + "request line", mark(red, unescape(r.Line))})
 			}
 			for name, vv := range r.Header {
 				for _, v := range vv {
-					if red.Contains(v) || red.Contains(unescape(v)) {
+					if holds(red, v, k.Value) {
 						out = append(out, Leak{at + "header " + name, mark(red, v)})
 					}
 				}
 			}
-			if red.Contains(string(r.Body)) {
+			if holds(red, string(r.Body), k.Value) {
 				out = append(out, Leak{at + "body", mark(red, string(r.Body))})
 			}
 		}
@@ -356,7 +356,7 @@ func (w *Watch) Findings() []Leak {
 		return out
 	}
 	for _, t := range texts {
-		if anySecret.Contains(t.s) {
+		if holds(anySecret, t.s, all...) {
 			out = append(out, Leak{t.where, mark(anySecret, t.s)})
 		}
 	}
@@ -367,7 +367,7 @@ func (w *Watch) Findings() []Leak {
 				return nil
 			}
 			data, err := os.ReadFile(path)
-			if err == nil && anySecret.Contains(string(data)) && !w.hasText("file "+path, string(data)) {
+			if err == nil && holds(anySecret, string(data), all...) && !w.hasText("file "+path, string(data)) {
 				out = append(out, Leak{"file " + path, mark(anySecret, string(data))})
 			}
 			return nil
@@ -391,6 +391,77 @@ func (w *Watch) Check() {
 		leaks.Add(1)
 		w.t.Errorf("wiretest: a secret leaked: %s:\n%s", l.Where, l.Text)
 	}
+}
+
+// holds reports whether s holds one of secrets in any form red looks for,
+// or in one of the escape sets of [Forms], checked apart from the redactor
+// so that a gap in it cannot hide a leak, or decoded once as a query.
+func holds(red *credentials.Redactor, s string, secrets ...string) bool {
+	if red.Contains(s) || red.Contains(unescape(s)) {
+		return true
+	}
+	for _, v := range secrets {
+		for _, f := range Forms(v) {
+			if strings.Contains(s, f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Forms returns v in each common escape set a server or a client may
+// write it in, by name: Go's two escapes, RFC 3986 (every byte but the
+// unreserved escaped), Python's quote (safe='/'), form encoding ('+' for
+// a space), JavaScript's encodeURIComponent, each in upper and lower hex,
+// every byte escaped, and RFC 3986 escaped twice.
+func Forms(v string) map[string]string {
+	unreserved := func(c byte) bool {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~", c) >= 0
+	}
+	pyQuote := func(c byte) bool { return unreserved(c) || c == '/' }
+	js := func(c byte) bool { return unreserved(c) || strings.IndexByte("!*'()", c) >= 0 }
+	none := func(byte) bool { return false }
+	forms := map[string]string{
+		"Go path escape":      url.PathEscape(v),
+		"Go query escape":     url.QueryEscape(v),
+		"every byte escaped":  escapeExcept(v, none, false, false),
+		"RFC 3986 twice":      url.PathEscape(escapeExcept(v, unreserved, false, false)),
+		"Python quote twice":  escapeExcept(escapeExcept(v, pyQuote, false, false), pyQuote, false, false),
+		"form encoding twice": url.QueryEscape(escapeExcept(v, unreserved, false, true)),
+	}
+	for _, lower := range []bool{false, true} {
+		hex := " upper hex"
+		if lower {
+			hex = " lower hex"
+		}
+		forms["RFC 3986"+hex] = escapeExcept(v, unreserved, lower, false)
+		forms["Python quote"+hex] = escapeExcept(v, pyQuote, lower, false)
+		forms["form encoding"+hex] = escapeExcept(v, unreserved, lower, true)
+		forms["encodeURIComponent"+hex] = escapeExcept(v, js, lower, false)
+	}
+	return forms
+}
+
+// escapeExcept percent-escapes every byte of s that keep does not report,
+// in lower or upper hex, and a space as '+' when plus is set.
+func escapeExcept(s string, keep func(byte) bool, lower, plus bool) string {
+	format := "%%%02X"
+	if lower {
+		format = "%%%02x"
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case plus && c == ' ':
+			b.WriteByte('+')
+		case keep(c):
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, format, c)
+		}
+	}
+	return b.String()
 }
 
 func unescape(s string) string {

@@ -161,3 +161,37 @@ func TestWatchCatchesNetHTTPRefererLeak(t *testing.T) {
 		t.Fatalf("findings %+v, want the Referer of the request to the foreign host", found)
 	}
 }
+
+// reservedKey has characters every escape set treats differently.
+const reservedKey = "wire+5e/c4=e7:p@l!a*n'(t)e~d k$y&;,"
+
+// The watch finds a key in every common escape set, in the path of a
+// request to an origin that does not accept it and in a text.
+func TestWatchCatchesEveryEncoding(t *testing.T) {
+	for name, form := range wiretest.Forms(reservedKey) {
+		t.Run(name, func(t *testing.T) {
+			var found []wiretest.Leak
+			t.Run("send", func(t *testing.T) {
+				w := wiretest.For(t)
+				s := w.Server(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {}))
+				w.Key(credentials.Key{Header: "X-Api-Key", Value: reservedKey, Hosts: []string{"http://127.0.0.1:1"}})
+				req, err := http.NewRequest(http.MethodGet, s.URL, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.URL.Opaque = "/landing/" + form + "/next"
+				resp, err := s.Client().Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				w.Text("state file", `{"next":"https://x.example/landing/`+form+`"}`)
+				found = w.Findings()
+				w.Forget()
+			})
+			if len(found) != 2 || !strings.Contains(found[0].Where, "request line") || found[1].Where != "state file" {
+				t.Errorf("findings %+v; want the request line and the text", found)
+			}
+		})
+	}
+}
