@@ -119,7 +119,8 @@ func TestOverloadOutageFailsFastThenRecovers(t *testing.T) {
 // What counts: only transient failures (a 5xx the policy re-sends, a reset)
 // open the circuit; a 500 the policy does not re-send, a 404 and 429s of
 // either kind never do. A headerless 429 cuts the host's limit; a 429 with
-// quota fields is the pacer's and leaves it.
+// quota fields is the pacer's and leaves it, as a 403 rate limit (which
+// has quota fields by definition) does; a 403 without them is a refusal.
 func TestOverloadClassification(t *testing.T) {
 	reset := &netOpError{syscall.ECONNRESET}
 	tests := []struct {
@@ -135,7 +136,8 @@ func TestOverloadClassification(t *testing.T) {
 		{"429 without fields", status(429), false, 1},
 		{"429 with Retry-After only", status(429, "Retry-After", "1"), false, 1},
 		{"429 with quota fields", status(429, "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1"), false, 8},
-		{"403 rate limit without fields", status(403, "Retry-After", "1"), false, 1},
+		{"403 with Retry-After alone, a refusal (ADR 293)", status(403, "Retry-After", "1"), false, 8},
+		{"403 rate limit with quota fields", status(403, "Retry-After", "1", "X-RateLimit-Remaining", "0"), false, 8},
 		{"200", status(200), false, 8},
 	}
 	for _, tt := range tests {
