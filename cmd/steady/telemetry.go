@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -199,19 +198,24 @@ func (t *telemetry) finish(stderr io.Writer, code int, msg string) {
 		t.root.SetStatus(codes.Error, redact.String(msg))
 	}
 	t.root.End()
-	err := t.shutdown()
+	errs := t.shutdown()
 	t.mu.Lock()
 	if t.failed != nil {
-		err = errors.Join(t.failed, err)
+		errs = append([]error{t.failed}, errs...)
 	}
 	t.mu.Unlock()
-	if err != nil {
-		fmt.Fprintf(stderr, "steady: telemetry not delivered: %s\n", redact.String(oneLine(err)))
+	if len(errs) > 0 {
+		texts := make([]string, len(errs))
+		for i, err := range errs {
+			texts[i] = redact.String(oneLine(err))
+		}
+		fmt.Fprintf(stderr, "steady: telemetry not delivered: %s\n", strings.Join(texts, "; "))
 	}
 }
 
-// shutdown flushes and stops both providers at once, under one bound.
-func (t *telemetry) shutdown() error {
+// shutdown flushes and stops both providers at once, under one bound, and
+// returns what failed.
+func (t *telemetry) shutdown() []error {
 	ctx, cancel := context.WithTimeout(context.Background(), telemetryShutdown)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -223,5 +227,11 @@ func (t *telemetry) shutdown() error {
 		wg.Go(func() { merr = t.mp.Shutdown(ctx) })
 	}
 	wg.Wait()
-	return errors.Join(terr, merr)
+	var errs []error
+	for _, err := range []error{terr, merr} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
