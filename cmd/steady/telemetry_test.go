@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,14 +43,15 @@ type collector struct {
 	srv   *httptest.Server
 	conns atomic.Int64 // connections accepted
 
-	mu      sync.Mutex
-	raw     [][]byte
-	spans   []*tracepb.Span
-	metrics []string
+	mu       sync.Mutex
+	raw      [][]byte
+	spans    []*tracepb.Span
+	metrics  []string
+	services map[string]bool // the service.name of every resource
 }
 
 func newCollector(t *testing.T, w *wiretest.Watch) *collector {
-	c := &collector{}
+	c := &collector{services: map[string]bool{}}
 	c.srv = httptest.NewUnstartedServer(w.Handler(http.HandlerFunc(c.serve)))
 	c.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
@@ -79,6 +81,11 @@ func (c *collector) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, rs := range req.ResourceSpans {
+			for _, kv := range rs.Resource.GetAttributes() {
+				if kv.Key == "service.name" {
+					c.services[kv.Value.GetStringValue()] = true
+				}
+			}
 			for _, ss := range rs.ScopeSpans {
 				c.spans = append(c.spans, ss.Spans...)
 			}
@@ -197,6 +204,9 @@ func TestHarvestExportsOneTrace(t *testing.T) {
 		case s.Kind == tracepb.Span_SPAN_KIND_CLIENT:
 			attempts = append(attempts, s)
 		}
+	}
+	if len(col.services) != 1 || !col.services["harvest-test"] {
+		t.Errorf("service names %v, want OTEL_SERVICE_NAME's harvest-test", col.services)
 	}
 	if len(traces) != 1 {
 		t.Errorf("%d trace ids, want one trace for the run", len(traces))
@@ -386,4 +396,70 @@ func TestTelemetryWanted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Ctrl-C ends the run's span too: its trace reaches the collector with the
+// exit code of an interrupted run.
+func TestInterruptedRunExportsItsSpan(t *testing.T) {
+	w := wiretest.For(t)
+	col := newCollector(t, w)
+	arrived := make(chan struct{}, 1)
+	api := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Write([]byte("{\"first\":\n"))
+		rw.(http.Flusher).Flush()
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done()
+	}))
+	defer api.Close()
+	cmd := exec.Command(binary(t), "get", "-q", api.URL)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "STEADY_") && !strings.HasPrefix(kv, "OTEL_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "OTEL_EXPORTER_OTLP_ENDPOINT="+col.srv.URL)
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{})
+	go func() { cmd.Wait(); close(ended) }()
+	select {
+	case <-arrived:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-ended
+		t.Fatalf("no request within 30s: %s", errb.String())
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-ended
+		t.Fatalf("still running 30s after Ctrl-C: %s", errb.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	for _, s := range col.spans {
+		if s.Name != "steady get" {
+			continue
+		}
+		for _, kv := range s.Attributes {
+			if kv.Key == "process.exit.code" && kv.Value.GetIntValue() == exitInterrupted {
+				if s.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
+					t.Errorf("the interrupted run's span has status %v", s.Status)
+				}
+				return
+			}
+		}
+	}
+	t.Errorf("no span of the run with process.exit.code %d among %d spans", exitInterrupted, len(col.spans))
 }
