@@ -340,12 +340,14 @@ func TestNoTelemetryWithoutTheVariables(t *testing.T) {
 // The exporters' own default endpoint is localhost:4318: a run that names
 // no endpoint dials nothing there either.
 func TestNoTelemetryToTheDefaultEndpoint(t *testing.T) {
+	binary(t) // skipped under -short before anything is started
 	l, err := net.Listen("tcp", "127.0.0.1:4318")
 	if err != nil {
 		t.Skipf("the default OTLP/HTTP port is in use: %v", err)
 	}
 	var conns atomic.Int64
 	done := make(chan struct{})
+	defer func() { l.Close(); <-done }()
 	go func() {
 		defer close(done)
 		for {
@@ -362,11 +364,11 @@ func TestNoTelemetryToTheDefaultEndpoint(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "items.jsonl")
 	code, errText := runTraced(t, []string{"STEADY_API_KEY=" + otelKey, "OTEL_SERVICE_NAME=x"},
 		"harvest", "-q", "--key-query", "appid", api.URL+"/items", "--items", "data", "-o", out)
-	l.Close()
-	<-done
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, errText)
 	}
+	l.Close()
+	<-done
 	if n := conns.Load(); n != 0 {
 		t.Errorf("port 4318 accepted %d connections, want none", n)
 	}
