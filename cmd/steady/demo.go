@@ -117,7 +117,7 @@ has nothing to bound here.`,
 			policy := shared.share(retry.Policy{Budget: &budget.Budget{Ratio: 0.5, MinPerSecond: 10, MaxTokens: 50}, MaxAttempts: 12, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 2 * time.Second,
 				MaxRetryAfter: 10 * time.Second, StallTimeout: 30 * time.Second, ReadTimeout: demoAttemptTimeout,
 				RetryStatus: retry.AnyServerError, Pacer: &ratelimit.Pacer{MaxHold: 10 * time.Second}})
-			h := demoHarvest{origin: target, pages: pages, next: next, items: items, force: force, settings: settings}
+			h := demoHarvest{origin: target, pages: pages, next: next, items: items, force: force, settings: settings, tel: g.tel.reporter(nil)}
 
 			if fleet == 1 {
 				if shared == nil {
@@ -211,6 +211,7 @@ type demoHarvest struct {
 	force        bool
 	settings     config.Settings      // what the user set, over the demo's tuning
 	onClient     func(*steady.Client) // when set, told of the client before it harvests
+	tel          event.Reporter       // the run's telemetry, nil without one
 }
 
 // demoRun is what one harvester did.
@@ -239,9 +240,9 @@ func (h demoHarvest) run(cmd *cobra.Command, policy retry.Policy, r event.Report
 	d.out = out
 	tally := &render.Tally{}
 	causes := &causeCount{}
-	rep := event.Multi(tally, causes)
+	rep := event.Multi(tally, causes, h.tel)
 	if r != nil {
-		rep = event.Multi(r, tally, causes)
+		rep = event.Multi(r, tally, causes, h.tel)
 	}
 	policy.Reporter = rep
 	opt := steady.ApplySettings(steady.Options{Policy: policy, Reporter: rep,

@@ -40,6 +40,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
+		g.tel.finish(stderr, exitOK, "")
 		return exitOK
 	}
 	code := exitCode(err)
@@ -60,6 +61,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if code == exitUsage && isFlagError(err) {
 		fmt.Fprintln(stderr, "Run 'steady --help' for usage.")
 	}
+	g.tel.finish(stderr, code, msg)
 	return code
 }
 
@@ -158,7 +160,13 @@ wait steady will sleep.`,
 		}
 		return cmd.Help()
 	}
-	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return g.startClock(cmd) }
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		err := g.startClock(cmd)
+		if err == nil {
+			g.tel = startTelemetry(cmd, stderr)
+		}
+		return err
+	}
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -18,6 +18,7 @@ import (
 	"github.com/steadyhttp/steady/cmd/steady/internal/render"
 	"github.com/steadyhttp/steady/config"
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
@@ -32,6 +33,7 @@ type globals struct {
 	keyHeader string
 	keyQuery  string
 	shared    *sharedStore // set by a command given --shared-quota
+	tel       *telemetry   // the run's OTLP export, nil without one
 
 	root        *cobra.Command
 	clock       context.Context // the command's context under --max-time, nil without one
@@ -210,7 +212,7 @@ func (g *globals) clientWith(target *url.URL, policy retry.Policy, pick func(*ur
 	}
 	opt.Keys = append(opt.Keys, handKeys...)
 	r := pick(target, s)
-	opt.Reporter = r
+	opt.Reporter = event.Multi(r, g.tel.reporter(opt.Keys))
 	c, err := steady.New(opt)
 	if err != nil {
 		r.Close()
