@@ -56,8 +56,10 @@ func quotaETA(requests int64, windows []Window) time.Duration {
 	}
 	var t time.Duration
 	for step := 0; requests > 0; step++ {
-		n := slices.Min(append(left, math.MaxInt64))
-		n = min(n, requests)
+		n := requests
+		for _, l := range left {
+			n = min(n, l)
+		}
 		requests -= n
 		for i := range left {
 			left[i] -= n
