@@ -102,12 +102,19 @@ func TestParseAllocatesNothing(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add(`"default";r=0;t=30`, "0", "15")
 	f.Add("limit=100, remaining=7, reset=12", "x", "1800000060")
+	f.Add(`"burst";r=3;t=20;q=100;w=60, "daily";r=500;t=3000;q=1000;w=86400;qu="requests";pk=:YWJj:`, "0", "1800000001")
 	f.Fuzz(func(t *testing.T, rl, rem, reset string) {
 		h := http.Header{"Ratelimit": {rl}, "X-Ratelimit-Remaining": {rem}, "X-Ratelimit-Reset": {reset}, "Ratelimit-Policy": {rl}}
 		q, ok := ratelimit.Parse(h, time.Unix(1_800_000_000, 0))
 		if ok && (q.Remaining < 0 || q.Reset < 0 || q.Reset > ratelimit.MaxPeriod || q.Window < 0 ||
 			q.Window > ratelimit.MaxPeriod || q.Limit < 0 || (q.Window > 0 && q.Limit == 0)) {
 			t.Fatalf("Parse gave %+v", q)
+		}
+		for _, w := range ratelimit.Windows(h, time.Unix(1_800_000_000, 0)) {
+			if w.Remaining < 0 || w.Reset < 0 || w.Reset > ratelimit.MaxPeriod || w.Window < 0 ||
+				w.Window > ratelimit.MaxPeriod || w.Limit < 0 || (w.Window > 0 && w.Limit == 0) || w.Remaining < q.Remaining {
+				t.Fatalf("Windows gave %+v beside Parse's %+v", w, q)
+			}
 		}
 	})
 }
