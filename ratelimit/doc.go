@@ -15,7 +15,16 @@
 // ([Limiter.Observe]). A [Pacer] answers them for one process: when a
 // response says a quota is spent, the requests that draw it wait for its
 // reset, released at the announced rate rather than all at once.
-// [Route] names what a request draws for named quotas.
+// [Route] names what a request draws for named quotas. Every window a
+// response announces ([Windows]) is held at once: a request waits for the
+// latest reset among the spent windows it draws. [Pacer.Reserve] leaves
+// part of every window to other users of the key.
+//
+// [ETA] computes how long a number of requests takes at the earliest by
+// the windows known and a measured rate; [Pacer.ETA] does it by the
+// windows the pacer heard of. [ParseProblem] reads the draft's
+// quota-exceeded and temporary-reduced-capacity problem bodies, and
+// [Problem.Spend] turns them into the windows to observe.
 //
 // A fleet of processes on one API key paces as one client through a
 // [SharedPacer] on a [Leaser], a store several processes reach (the

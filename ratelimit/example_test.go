@@ -80,3 +80,23 @@ func ExampleParse() {
 	// true day 0 1h0m0s 5000 24h0m0s
 	// 4987 10m0s true
 }
+
+// A harvest's ETA from the windows a response announced: 20 requests per
+// 10 s and 100 per minute, both full, leave 2,000 requests 19 minutes and
+// 40 seconds of work; a measured rate slower than that counts instead.
+func ExamplePacer_ETA() {
+	var p ratelimit.Pacer
+	h := http.Header{
+		"Ratelimit":        {`"burst";r=20;t=10, "hourly";r=100;t=60`},
+		"Ratelimit-Policy": {`"burst";q=20;w=10, "hourly";q=100;w=60`},
+	}
+	now := time.Now()
+	for _, q := range ratelimit.Windows(h, now) {
+		p.Observe("api.example.gov", "items", q, now, now)
+	}
+	fmt.Println(p.ETA("api.example.gov", "items", 2000, 0, now))
+	fmt.Println(p.ETA("api.example.gov", "items", 2000, 1.5, now))
+	// Output:
+	// 19m40s
+	// 22m13.333333333s
+}

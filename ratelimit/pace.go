@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -30,7 +31,15 @@ type Pacer struct {
 	// MaxHold bounds how long after its reset a quota's state is kept
 	// (0: a minute). Set it to the longest wait the caller would serve.
 	MaxHold time.Duration
+	// Reserve is the part of every window, 0 to [MaxReserve], left to
+	// other users of the key (ADR 0323): a window counts as spent when no
+	// more than Reserve of its limit remains, and its release after a
+	// reset spaces only what is not reserved. It needs the window's limit
+	// announced; [Pacer.Validate] tells a value out of range, which counts
+	// as 0.
+	Reserve float64
 
+	known   knownWindows // every window heard of, for ETAs
 	states  atomic.Int32 // quotas with state; lets the common case skip the lock
 	horizon atomic.Int64 // Unix ns after which no state holds anything
 	mu      sync.Mutex
@@ -39,6 +48,33 @@ type Pacer struct {
 	count   int                   // states, under mu
 	sweepAt int                   // sweep expired states when count reaches it,
 	swept   time.Time             // or a second after the last sweep
+}
+
+// MaxReserve is the largest [Pacer.Reserve]: a pacer leaves itself at
+// least a tenth of every window.
+const MaxReserve = 0.9
+
+// ReserveError is [Pacer.Validate]'s answer to a Reserve out of range.
+type ReserveError struct{ Reserve float64 }
+
+func (e *ReserveError) Error() string {
+	return fmt.Sprintf("ratelimit: Reserve %v is not between 0 and %v", e.Reserve, MaxReserve)
+}
+
+// Validate reports a field of p out of range: a *[ReserveError].
+func (p *Pacer) Validate() error {
+	if !(p.Reserve >= 0 && p.Reserve <= MaxReserve) { // NaN too
+		return &ReserveError{Reserve: p.Reserve}
+	}
+	return nil
+}
+
+// reserve is the Reserve in force: 0 when out of range.
+func (p *Pacer) reserve() float64 {
+	if p.Validate() != nil {
+		return 0
+	}
+	return p.Reserve
 }
 
 // A Limiter answers the two questions a transport asks about rate limits:
@@ -102,9 +138,8 @@ type quotaKey struct{ host, name string }
 
 // opening is what the response that opened a quota's window implies.
 type opening struct {
-	at     time.Time     // the reset: zero once a spent quota used it
-	window time.Duration // a window of whole seconds, learnt from a Unix-second reset; 0: not known
-	seen   time.Time     // forgotten MaxHold and a window after
+	at   time.Time // the reset: zero once a spent quota used it
+	seen time.Time // forgotten MaxHold after
 }
 
 // draws reports whether a request on route draws the quota.
@@ -223,19 +258,20 @@ func (p *Pacer) Hold(host, route string, now time.Time, limit time.Duration) Hol
 // most precisely when the window resets: its own reset is an upper bound
 // short of the window by only a round trip, where the last response's is
 // late by the time the window's requests took. It is kept until the quota
-// is spent, and costs a lock once a window; a reset given in whole Unix
-// seconds, up to a second late, is refined with the instant the request
-// was sent, assuming a window of whole seconds.
+// is spent, and costs a lock once a window. Every reset is read as the
+// instant its field names: one in whole Unix seconds is that second.
 func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
-	if !p.notes(&q, now) {
+	p.known.record(host, route, q, now)
+	kept := reserved(q.Limit, p.reserve())
+	if !p.notes(&q, kept, now) {
 		return // nothing held to lift: the common case takes no lock
 	}
-	spent := q.Remaining == 0 && q.Reset > 0
+	spent := q.Remaining <= kept && q.Reset > 0
 	opener := q.Limit > 0 && q.Remaining == q.Limit-1 && q.Reset > 0
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if opener {
-		p.learn(host, q, sent, now)
+		p.learn(host, q, now)
 	}
 	states := p.hosts[host]
 	var s *quotaState
@@ -284,7 +320,8 @@ func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
 	s.seen, s.until, s.expires = now, until, until.Add(maxHold)
 	s.limit, s.interval = 0, 0
 	if q.Limit > 0 && q.Window > 0 && q.Limit <= maxLimit && q.Window <= MaxPeriod {
-		s.limit, s.interval = q.Limit, q.Window/time.Duration(q.Limit)
+		s.limit = q.Limit - kept // the reserve is not released
+		s.interval = q.Window / time.Duration(s.limit)
 	}
 	if s.name != "" && !s.all && !s.draws(route) {
 		if len(s.routes) < maxRoutes {
@@ -298,8 +335,8 @@ func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
 
 // notes reports whether Observe would take note of q at now: q spends its
 // quota or opens its window, or a state is held that q may lift.
-func (p *Pacer) notes(q *Quota, now time.Time) bool {
-	return q.Reset > 0 && (q.Remaining == 0 || q.Limit > 0 && q.Remaining == q.Limit-1) || p.holds(now)
+func (p *Pacer) notes(q *Quota, kept int64, now time.Time) bool {
+	return q.Reset > 0 && (q.Remaining <= kept || q.Limit > 0 && q.Remaining == q.Limit-1) || p.holds(now)
 }
 
 // holds reports whether a state may hold a request at now.
@@ -308,8 +345,8 @@ func (p *Pacer) holds(now time.Time) bool {
 }
 
 // learn keeps the reset that q, the answer to the request that opened its
-// window, implies. Called under mu.
-func (p *Pacer) learn(host string, q Quota, sent, now time.Time) {
+// window, says. Called under mu.
+func (p *Pacer) learn(host string, q Quota, now time.Time) {
 	if p.opened == nil {
 		p.opened = make(map[quotaKey]*opening)
 	}
@@ -320,30 +357,10 @@ func (p *Pacer) learn(host string, q Quota, sent, now time.Time) {
 		o = &opening{}
 		p.opened[quotaKey{strings.Clone(host), strings.Clone(q.Name)}] = o
 	}
+	// The reset is the instant the field names, to its own precision: a
+	// reset in whole Unix seconds is that second, never a guess before it
+	// (ADR 0321).
 	o.at, o.seen = now.Add(q.Reset), now
-	if !q.ResetUnix || sent.After(now) {
-		return
-	}
-	// A reset in whole Unix seconds is up to a second late. The window
-	// opened between sent and now; lasting whole seconds, it ends the same
-	// fraction past a second as it began. When no second began between
-	// sent and now, that fraction is known to a round trip: the reset's
-	// second, less what was left of the second sent was in, plus the round
-	// trip to be sure; and the window's length is learnt. Otherwise a
-	// window learnt before says when it ends.
-	if sent.Unix() == now.Unix() {
-		left := time.Duration(sent.UnixNano() % int64(time.Second))
-		if left > 0 {
-			left = time.Second - left
-		}
-		reset := now.Add(q.Reset)
-		o.at = reset.Add(-left + now.Sub(sent))
-		if w := reset.Sub(sent.Add(left)).Round(time.Second); w > 0 {
-			o.window = w
-		}
-	} else if o.window > 0 {
-		o.at = minTime(o.at, now.Add(o.window))
-	}
 }
 
 // extend moves the horizon to at least t. Called under mu.
@@ -391,7 +408,7 @@ func (p *Pacer) sweep(now time.Time) {
 		maxHold = defaultMaxHold
 	}
 	for k, o := range p.opened {
-		if now.Sub(o.seen) > maxHold+o.window {
+		if now.Sub(o.seen) > maxHold {
 			delete(p.opened, k)
 		}
 	}

@@ -151,10 +151,10 @@ func TestRoute(t *testing.T) {
 	}
 }
 
-// A reset in whole Unix seconds is refined by the response that opened the
-// window: to a round trip when no second began while that request was out,
-// and by the window learnt before when one did.
-func TestPacerRefinesUnixSecondResets(t *testing.T) {
+// A reset in whole Unix seconds is the second it names (ADR 0321): the
+// response that opened the window does not move it earlier by guessing
+// when the window began, and a later, earlier reset still counts.
+func TestPacerReadsUnixSecondResetsAsInstants(t *testing.T) {
 	t.Parallel()
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	// X-RateLimit-Reset of the window: its reset's second, rounded up.
@@ -163,24 +163,21 @@ func TestPacerRefinesUnixSecondResets(t *testing.T) {
 		return ratelimit.Quota{Remaining: 19, Limit: 20, Reset: r.Sub(at(now)), ResetUnix: true}
 	}
 	var p ratelimit.Pacer
-	// Window 1 opens at 10.3 s and lasts 2 s: its reset reads 13.
 	open1 := unix(12.3, 10.31)
 	p.Observe("api", "", open1, at(10.3), at(10.31))
 	q := open1
 	q.Remaining, q.Reset = 0, open1.Reset-190*time.Millisecond
 	p.Observe("api", "", q, at(10.49), at(10.5))
-	if h := p.Hold("api", "", at(10.5), time.Minute); h.Wait < 1800*time.Millisecond || h.Wait > 1815*time.Millisecond {
-		t.Errorf("window 1: held %v, want about 1.8s (the reset at 12.3s, not the 13s the field says)", h.Wait)
+	if h := p.Hold("api", "", at(10.5), time.Minute); h.Wait != 2500*time.Millisecond {
+		t.Errorf("window 1: held %v, want 2.5s (to the 13s the field says)", h.Wait)
 	}
-	// Window 2 opens at 13.0 s while its opening request was out (sent at
-	// 12.995, answered at 13.02): the learnt 2 s window says 15.02.
 	open2 := unix(15.0, 13.02)
 	p.Observe("api", "", open2, at(12.995), at(13.02))
 	q = open2
 	q.Remaining, q.Reset = 0, open2.Reset-480*time.Millisecond
 	p.Observe("api", "", q, at(13.49), at(13.5))
-	if h := p.Hold("api", "", at(13.5), time.Minute); h.Wait < 1500*time.Millisecond || h.Wait > 1530*time.Millisecond {
-		t.Errorf("window 2: held %v, want about 1.52s (the learnt window, not the 16s the field says)", h.Wait)
+	if h := p.Hold("api", "", at(13.5), time.Minute); h.Wait != 1500*time.Millisecond {
+		t.Errorf("window 2: held %v, want 1.5s (to the 15s the field says)", h.Wait)
 	}
 }
 

@@ -47,14 +47,50 @@ const maxLimit = 1 << 30
 // fields, and resets or windows beyond [MaxPeriod], are ignored; ok is
 // false when nothing usable was found, and Remaining is then -1.
 func Parse(h http.Header, now time.Time) (q Quota, ok bool) {
-	rateLimit, remaining, xRemaining := h["Ratelimit"], h["Ratelimit-Remaining"], h["X-Ratelimit-Remaining"]
 	var best pick
+	if !collect(h, now, &best) {
+		return Quota{Remaining: -1}, false
+	}
+	if values := h["Ratelimit-Policy"]; len(values) > 0 && draftFields(h) {
+		if limit, window := parsePolicy(values, best.q.Name, best.q.Limit); limit > 0 {
+			best.q.Limit, best.q.Window = limit, window
+		}
+	}
+	return best.q, true
+}
+
+// Windows returns every quota the fields of h announce at now, one per
+// name, each read as [Parse] reads one: the tightest of those of the same
+// name, with the RateLimit-Policy item of its name (ADR 0320). A response
+// with `RateLimit: "burst";r=3;t=20, "daily";r=500;t=3000` gives both
+// windows; [Parse] gives the tightest of them. nil when nothing usable was
+// found.
+func Windows(h http.Header, now time.Time) []Quota {
+	var all []Quota
+	best := pick{all: &all}
+	if !collect(h, now, &best) {
+		return nil
+	}
+	if values := h["Ratelimit-Policy"]; len(values) > 0 && draftFields(h) {
+		for i := range all {
+			if limit, window := parsePolicy(values, all[i].Name, all[i].Limit); limit > 0 {
+				all[i].Limit, all[i].Window = limit, window
+			}
+		}
+	}
+	return all
+}
+
+// collect reads every quota of h into best and reports whether one was
+// usable.
+func collect(h http.Header, now time.Time, best *pick) bool {
+	rateLimit, remaining, xRemaining := h["Ratelimit"], h["Ratelimit-Remaining"], h["X-Ratelimit-Remaining"]
 	for _, v := range rateLimit {
 		sep := byte(';')
 		if strings.IndexByte(v, ';') < 0 {
 			sep = ',' // the older `limit=100, remaining=0, reset=30`: one quota
 		}
-		parseRateLimit(v, sep, &best)
+		parseRateLimit(v, sep, best)
 	}
 	if len(remaining) > 0 {
 		best.consider(parseSplit(h, remaining[0], "Ratelimit-Reset", "Ratelimit-Limit", "", now))
@@ -62,15 +98,13 @@ func Parse(h http.Header, now time.Time) (q Quota, ok bool) {
 	if len(xRemaining) > 0 {
 		best.consider(parseSplit(h, xRemaining[0], "X-Ratelimit-Reset", "X-Ratelimit-Limit", "X-Ratelimit-Resource", now))
 	}
-	if !best.ok {
-		return Quota{Remaining: -1}, false
-	}
-	if values := h["Ratelimit-Policy"]; len(values) > 0 && (rateLimit != nil || remaining != nil) {
-		if limit, window := parsePolicy(values, best.q.Name, best.q.Limit); limit > 0 {
-			best.q.Limit, best.q.Window = limit, window
-		}
-	}
-	return best.q, true
+	return best.ok
+}
+
+// draftFields reports whether h carries the draft's own quota fields,
+// beside which alone a RateLimit-Policy is read (ADR 0211).
+func draftFields(h http.Header) bool {
+	return h["Ratelimit"] != nil || h["Ratelimit-Remaining"] != nil
 }
 
 // IsRateLimit reports whether resp refuses a request for its rate: a 429,
@@ -114,15 +148,34 @@ func hasQuotaField(h http.Header) bool {
 type pick struct {
 	q  Quota
 	ok bool
+	// all, when set, collects the tightest quota of each name.
+	all *[]Quota
 }
 
 func (p *pick) consider(c Quota) {
 	if c.Remaining < 0 {
 		return
 	}
+	if p.all != nil {
+		p.keep(c)
+	}
 	if !p.ok || c.Remaining < p.q.Remaining || (c.Remaining == p.q.Remaining && c.Reset > p.q.Reset) {
 		p.q, p.ok = c, true
 	}
+}
+
+// keep adds c to the quotas collected, or puts it in place of the one of
+// its name when it is tighter.
+func (p *pick) keep(c Quota) {
+	for i, o := range *p.all {
+		if o.Name == c.Name {
+			if c.Remaining < o.Remaining || (c.Remaining == o.Remaining && c.Reset > o.Reset) {
+				(*p.all)[i] = c
+			}
+			return
+		}
+	}
+	*p.all = append(*p.all, c)
 }
 
 // parseSplit reads a quota given in separate fields: remaining, and the

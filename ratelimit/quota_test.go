@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -101,12 +102,19 @@ func TestParseAllocatesNothing(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add(`"default";r=0;t=30`, "0", "15")
 	f.Add("limit=100, remaining=7, reset=12", "x", "1800000060")
+	f.Add(`"burst";r=3;t=20;q=100;w=60, "daily";r=500;t=3000;q=1000;w=86400;qu="requests";pk=:YWJj:`, "0", "1800000001")
 	f.Fuzz(func(t *testing.T, rl, rem, reset string) {
 		h := http.Header{"Ratelimit": {rl}, "X-Ratelimit-Remaining": {rem}, "X-Ratelimit-Reset": {reset}, "Ratelimit-Policy": {rl}}
 		q, ok := ratelimit.Parse(h, time.Unix(1_800_000_000, 0))
 		if ok && (q.Remaining < 0 || q.Reset < 0 || q.Reset > ratelimit.MaxPeriod || q.Window < 0 ||
 			q.Window > ratelimit.MaxPeriod || q.Limit < 0 || (q.Window > 0 && q.Limit == 0)) {
 			t.Fatalf("Parse gave %+v", q)
+		}
+		for _, w := range ratelimit.Windows(h, time.Unix(1_800_000_000, 0)) {
+			if w.Remaining < 0 || w.Reset < 0 || w.Reset > ratelimit.MaxPeriod || w.Window < 0 ||
+				w.Window > ratelimit.MaxPeriod || w.Limit < 0 || (w.Window > 0 && w.Limit == 0) || w.Remaining < q.Remaining {
+				t.Fatalf("Windows gave %+v beside Parse's %+v", w, q)
+			}
 		}
 	})
 }
@@ -145,6 +153,8 @@ func FuzzParseFields(f *testing.F) {
 	f.Add("limit=25, remaining=15, reset=3", "25;w=3", "0", "1800000001", "10", "", "")
 	f.Add(`"a";r=0;t=1`, `"b";q=1000;w=3600, "core";q=10;w=1`, "0", " 1.5 ", `"10"`, " core ", "7")
 	f.Add("", "50;w=5", "", "", "", "", "0")
+	f.Add(`"burst";r=3;t=20, "daily";r=500;t=3000`, `"burst";q=100;w=60;qu="requests", "daily";q=1000;w=86400;pk=:YWJj:`, "4999", "1800000060", "5000", "core", "")
+	f.Add(`"a";r=5;t=1, "a";r=0;t=2, "";r=1;t=3`, `"a";q=5;w=1, "a";q=9;w=9, 10;w=1`, "0", "7", "", "", "2")
 	f.Fuzz(func(t *testing.T, rl, policy, rem, reset, limit, resource, splitRem string) {
 		h := http.Header{}
 		for k, v := range map[string]string{"Ratelimit": rl, "Ratelimit-Policy": policy, "X-Ratelimit-Remaining": rem,
@@ -161,6 +171,20 @@ func FuzzParseFields(f *testing.F) {
 		}
 		if again, ok2 := ratelimit.Parse(h, t0); again != q || ok2 != ok {
 			t.Fatalf("Parse(%v) = %+v, then %+v", h, q, again)
+		}
+		// Windows gives every quota, one per name, each bounded, the one
+		// Parse picks among them.
+		windows := ratelimit.Windows(h, t0)
+		if (len(windows) > 0) != ok || ok && !slices.Contains(windows, q) {
+			t.Fatalf("Windows(%v) = %+v beside Parse's %+v, %v", h, windows, q, ok)
+		}
+		names := map[string]bool{}
+		for _, w := range windows {
+			if names[w.Name] || w.Remaining < 0 || w.Reset < 0 || w.Reset > ratelimit.MaxPeriod || w.Window < 0 ||
+				w.Window > ratelimit.MaxPeriod || w.Limit < 0 || w.Limit > 1<<30 || (w.Window > 0 && w.Limit == 0) {
+				t.Fatalf("Windows(%v) = %+v", h, windows)
+			}
+			names[w.Name] = true
 		}
 	})
 }

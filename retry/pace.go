@@ -34,11 +34,14 @@ func (c *call) pacer() ratelimit.Limiter {
 func (c *call) route() string { return ratelimit.Route(c.req.URL.Path) }
 
 // readQuota reads resp's quota, when pacing or reporting, and tells the
-// Pacer. at is when the fields were read.
+// Pacer every window the response announced. at is when the fields were
+// read.
 func (c *call) readQuota(resp *http.Response, sent time.Time) (q ratelimit.Quota, at time.Time, ok bool) {
 	at = time.Now()
 	if q, ok = ratelimit.Parse(resp.Header, at); ok {
-		c.pacer().Observe(c.req.URL.Host, c.route(), q, sent, at)
+		for _, w := range ratelimit.Windows(resp.Header, at) {
+			c.pacer().Observe(c.req.URL.Host, c.route(), w, sent, at)
+		}
 	}
 	return q, at, ok
 }
