@@ -76,6 +76,8 @@ func (d *download) loadPartial() (*partialRecord, int64, error) {
 		return nil, 0, usagef("cannot use %s: %v", part, unwrapPathError(perr))
 	case !pst.Mode().IsRegular():
 		return nil, 0, usagef("%s is a %s, not a file steady made; remove it, or choose another output", part, describe(pst.Mode()))
+	case checkPrivate(part, pst) != nil:
+		return nil, 0, checkPrivate(part, pst)
 	case errors.Is(rerr, fs.ErrNotExist):
 		return nil, 0, usagef("%s exists without its record %s, so nothing proves what it holds; remove it, or choose another output", part, rec)
 	case rerr != nil:
@@ -98,6 +100,11 @@ func (d *download) loadPartial() (*partialRecord, int64, error) {
 
 // run downloads to d.out.
 func (d *download) run(req *http.Request) error {
+	lock, err := lockOutput(d.out)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	rec, have, err := d.loadPartial()
 	if err != nil {
 		return err
@@ -210,6 +217,36 @@ func (d *download) run(req *http.Request) error {
 		return err
 	}
 	_ = os.Remove(recordPath(d.out)) // a record without its partial is ignored
+	return verifyPublished(d.out, got, d.sum)
+}
+
+// verifyPublished checks the file now under the output's name: its length,
+// and with --sha256 its hash. What was hashed is the stream; what counts
+// is the file another program (or a run that ignored the lock) may have
+// put there instead.
+func verifyPublished(out string, length int64, sum []byte) error {
+	f, err := os.OpenFile(out, os.O_RDONLY|noFollow|noCTTY, 0)
+	if err != nil {
+		return fmt.Errorf("checking the published %s: %w", out, unwrapPathError(err))
+	}
+	defer func() { _ = f.Close() }()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("checking the published %s: %w", out, err)
+	}
+	if st.Size() != length {
+		return fmt.Errorf("the published %s is %d bytes, not the %d received: another program changed it during the run; do not use it", out, st.Size(), length)
+	}
+	if sum == nil {
+		return nil
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("checking the published %s: %w", out, err)
+	}
+	if got := h.Sum(nil); string(got) != string(sum) {
+		return fmt.Errorf("the published %s has sha256 %s, not the %s asked for: another program changed it during the run; do not use it", out, hex.EncodeToString(got), hex.EncodeToString(sum))
+	}
 	return nil
 }
 

@@ -30,7 +30,10 @@ func newGet(g *globals) *cobra.Command {
 budget, Retry-After, the API key scoped to the URL's host) and writes the
 body to stdout or to a file. Credential headers given with -H
 (Authorization, Cookie, X-Api-Key and their kin) are scoped to the URL's
-host like the API key: a redirect elsewhere does not carry them. A final
+host like the API key, and every other -H header to the URL's origin: a
+redirect elsewhere carries none of them, except the content-negotiation
+headers Accept, Accept-Encoding, Accept-Language, Cache-Control,
+If-Modified-Since, If-None-Match and User-Agent. A final
 error status is reported on stderr with the attempts made and why retrying
 stopped.
 
@@ -56,6 +59,7 @@ server still has the same body. FILE appears only when complete.`,
 				return usagef("invalid URL: %v", err)
 			}
 			var handKeys []credentials.Key
+			var scoped []string // -H names dropped on a redirect to another origin
 			for _, h := range headers {
 				name, value, ok := strings.Cut(h, ":")
 				name = strings.TrimSpace(name)
@@ -72,6 +76,9 @@ server still has the same body. FILE appears only when complete.`,
 					continue
 				}
 				req.Header.Add(name, strings.TrimSpace(value))
+				if !isNegotiation(name) {
+					scoped = append(scoped, name)
+				}
 			}
 			if req.Header.Get("Range") != "" || req.Header.Get("If-Range") != "" {
 				return usagef("-H Range and If-Range are steady's to send: it continues broken bodies itself")
@@ -107,6 +114,7 @@ server still has the same body. FILE appears only when complete.`,
 			}
 			defer client.CloseIdleConnections()
 			defer r.Close()
+			scopeHeaders(client.HTTP(), scoped)
 			bar := r.(render.Download)
 			if kind == destFile {
 				d := &download{out: outPath, target: target, resume: resume, sum: sum, stderr: g.stderr, client: client, bar: bar}

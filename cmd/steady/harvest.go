@@ -111,6 +111,11 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	var file *os.File
 	w := j.w
 	if j.out != "" {
+		lock, err := lockOutput(j.out)
+		if err != nil {
+			return res, err
+		}
+		defer lock.release()
 		if file, st, err = j.open(st); err != nil {
 			return res, err
 		}
@@ -195,7 +200,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 			st.Next = ""
 			continue
 		}
-		st.Next = stripCredentials(page.Next, j.client.Redactor())
+		st.Next = keyFree(page.Next, j.client.Redactor())
 		if err = cp.pageDone(st, time.Now()); err != nil {
 			writeFailed = true
 			break
@@ -271,7 +276,8 @@ func ahead(ctx context.Context, all func(context.Context) iter.Seq2[*paginate.Pa
 
 // short fails a walk that ended with fewer rows than the server announced
 // (ADR 143): a wrong --pages or --items, or a server that stopped early,
-// must not pass as a whole harvest. The rows stay where they were written;
+// must not pass as a whole harvest; and one that ended with more (ADR
+// 308), which a walk that repeated pages gives. The rows stay where they were written;
 // a file keeps its .partial name, and its state goes, since the walk has
 // no page left to resume from.
 func (j *job) short(sum paginate.Summary, st *harvestState, file *os.File) error {
@@ -282,7 +288,7 @@ func (j *job) short(sum paginate.Summary, st *harvestState, file *os.File) error
 	if j.maxRows > 0 {
 		want = min(want, int64(j.maxRows))
 	}
-	if st.Rows >= want {
+	if st.Rows == want || st.Rows > want && st.Total == 0 {
 		return nil
 	}
 	where := "were written to " + j.name()
@@ -292,6 +298,10 @@ func (j *job) short(sum paginate.Summary, st *harvestState, file *os.File) error
 		}
 		_ = os.Remove(statePath(j.out))
 		where = "are kept in " + partialPath(j.out)
+	}
+	if st.Rows > want {
+		return fmt.Errorf("the server announced %d rows, but the walk received %d: pages repeated or overlapped, or the collection grew during the walk; the %d rows %s",
+			st.Total, st.Rows, st.Rows, where)
 	}
 	return fmt.Errorf("the server announced %d rows, but the walk ended after %d: the pages may be linked another way (--pages, --items) or the server stopped early; the %d rows %s",
 		st.Total, st.Rows, st.Rows, where)
