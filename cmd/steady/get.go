@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net/http"
@@ -43,7 +44,11 @@ never spliced from two different answers. With -o FILE the body goes to
 FILE.partial, with its URL and validator in FILE.partial.json: a run that
 is interrupted (exit 3) or killed continues from the partial's length when
 the same command is run again (or with --resume), after checking that the
-server still has the same body. FILE appears only when complete.`,
+server still has the same body. FILE appears only when complete.
+
+Without -o, a body that looks binary (a Content-Type that is not text, or
+a NUL byte in its first 2 KiB) is not written to a terminal: exit 2. Give
+-o FILE, or -o - to write it to the terminal anyway.`,
 		Example: `  steady get https://api.example.gov/v1/status
   steady get https://api.example.gov/v1/items/42 -H 'Accept: application/json' -o item.json
   steady get https://data.example.gov/dump.tar -o dump.tar --sha256 9f86d0...
@@ -94,6 +99,7 @@ server still has the same body. FILE appears only when complete.`,
 					return err
 				}
 			}
+			toTerminal := outPath == "" && isTerminal(cmd.OutOrStdout()) // -o - writes binary to a terminal too
 			if outPath == "" {
 				outPath = "-"
 			}
@@ -130,8 +136,17 @@ server still has the same body. FILE appears only when complete.`,
 				return withServerMessage(err)
 			}
 			defer resp.Body.Close()
+			var body io.Reader = resp.Body
+			if toTerminal {
+				br := bufio.NewReaderSize(resp.Body, sniffBytes)
+				head, _ := br.Peek(sniffBytes)
+				if why := binaryBody(resp.Header.Get("Content-Type"), head); why != "" {
+					return usagef("not writing the body to a terminal: %s; use -o FILE, or -o - to write it anyway", why)
+				}
+				body = br
+			}
 			bar.Begin(0, resp.ContentLength)
-			if n, err := io.Copy(&barWriter{w: out, bar: bar}, resp.Body); err != nil {
+			if n, err := io.Copy(&barWriter{w: out, bar: bar}, body); err != nil {
 				if cmd.Context().Err() != nil {
 					return fmt.Errorf("interrupted after %d bytes of the body of %s", n, client.Redactor().URL(target))
 				}

@@ -43,6 +43,7 @@ type job struct {
 	wrap   func(io.Writer) io.Writer
 	resume bool
 	force  bool
+	csvRaw bool // --csv-raw: no escapes or formula neutralisation in cells
 	// statePages and stateInterval, when set, replace the checkpoint's
 	// bounds: tests make a crash's cost exact with them.
 	statePages    int
@@ -128,6 +129,9 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	}
 	out := &byteCounter{w: w, n: st.Offset}
 	sink := newSink(j.format, out, st.Columns)
+	if cs, ok := sink.(*csvSink); ok {
+		cs.raw = j.csvRaw
+	}
 	res.rows, res.pages = st.Rows, st.Done
 	if j.resume {
 		// Progress counts the rows and pages already in the file as done.
@@ -498,7 +502,7 @@ func newHarvest(g *globals) *cobra.Command {
 		pages, items, out, format, total string
 		allow                            []string
 		maxRows                          int
-		resume, force                    bool
+		resume, force, csvRaw            bool
 		sharedQuota                      string
 	)
 	cmd := &cobra.Command{
@@ -527,7 +531,10 @@ A walk that ends with fewer rows than the first page announced
 numbers; the rows stay in FILE.partial.
 CSV columns are the union of the keys of the first rows' items, in the
 order first seen; fields first seen later go, as a JSON object, to the last
-column, _extra. Without -o, or with -o -, items are written to stdout as
+column, _extra. Control characters in CSV cells are escaped (\x1b), and a
+text cell starting with =, +, -, @, tab or CR gets a leading ', so that a
+spreadsheet shows it rather than runs it as a formula; --csv-raw writes the
+cells as the server sent them. Without -o, or with -o -, items are written to stdout as
 JSONL; a FIFO or device (/dev/null) is written into, never replaced, with no
 resume; a symbolic link as the output is refused.`,
 		Example: `  steady harvest https://api.example.gov/v1/items -o items.jsonl
@@ -600,7 +607,7 @@ resume; a symbolic link as the output is refused.`,
 			}
 			defer client.CloseIdleConnections()
 			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total, allow: hosts,
-				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force}
+				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force, csvRaw: csvRaw}
 			if !g.quiet && (pages == "auto" || items == paginate.FindItems) {
 				j.detected = func(d paginate.Detected) { fmt.Fprintln(g.stderr, detectedLine(d, pages, items)) }
 			}
@@ -622,6 +629,7 @@ resume; a symbolic link as the output is refused.`,
 	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")
 	f.BoolVar(&force, "force", false, "replace an existing output, or start an interrupted harvest over")
+	f.BoolVar(&csvRaw, "csv-raw", false, "write CSV cells exactly as the server sent them: no escaping of control characters, no ' before a leading =, +, -, @, tab or CR")
 	completeValues(cmd, "pages", pagesChoices...)
 	completeValues(cmd, "format", "jsonl\tone JSON value a line", "csv\tcomma-separated, a header of the first page's keys")
 	addSharedQuotaFlag(cmd, &sharedQuota)
