@@ -230,6 +230,9 @@ func (d *download) run(req *http.Request) error {
 				hex.EncodeToString(sum), hex.EncodeToString(d.sum), part)
 		}
 	}
+	if err := publishMode(f, d.out); err != nil {
+		return fmt.Errorf("writing %s: %w", d.out, err)
+	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", part, err)
 	}

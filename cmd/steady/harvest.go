@@ -402,6 +402,9 @@ func (j *job) finish(file *os.File, st *harvestState, res *result) error {
 	if err := file.Sync(); err != nil {
 		return fmt.Errorf("writing %s: %w", j.name(), err)
 	}
+	if err := publishMode(file, j.out); err != nil {
+		return fmt.Errorf("writing %s: %w", j.out, err)
+	}
 	if err := file.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", j.name(), err)
 	}

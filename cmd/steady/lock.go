@@ -30,6 +30,10 @@ type outputLock struct {
 func lockOutput(out string) (*outputLock, error) {
 	path := lockPath(out)
 	for try := 0; ; try++ {
+		if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() && st.Mode()&fs.ModeSymlink == 0 {
+			// Not even opened: opening some devices does something.
+			return nil, usagef("%s is a %s, not a lock steady made; remove it", path, describe(st.Mode()))
+		}
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|noFollow|noCTTY, 0o600)
 		if errors.Is(err, syscall.ELOOP) {
 			return nil, usagef("%s is a symbolic link, not a lock steady made; remove it", path)
@@ -38,7 +42,10 @@ func lockOutput(out string) (*outputLock, error) {
 			return nil, usagef("cannot write the output %s: %v", out, unwrapPathError(err))
 		}
 		st, err := f.Stat()
-		if err == nil {
+		switch {
+		case err == nil && !st.Mode().IsRegular():
+			err = usagef("%s changed while it was opened; refusing it", path)
+		case err == nil:
 			err = checkPrivate(path, st)
 		}
 		if err != nil {

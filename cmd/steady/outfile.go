@@ -286,6 +286,24 @@ func createTemp(path string) (*os.File, error) {
 	}
 }
 
+// publishMode gives a partial file, created 0600 so that no one else can
+// write it while steady might continue it (ADR 306), the mode a new output
+// at out has: outputPerm less the umask, read off a probe file beside it,
+// since the umask cannot be read without changing it.
+func publishMode(f *os.File, out string) error {
+	probe, err := createTemp(out)
+	if err != nil {
+		return err
+	}
+	st, err := probe.Stat()
+	_ = probe.Close()
+	_ = os.Remove(probe.Name())
+	if err != nil {
+		return err
+	}
+	return f.Chmod(st.Mode().Perm())
+}
+
 // writeFileAtomic replaces path with data so that a crash at any moment
 // leaves either the old content or the new, whole: a temporary file
 // beside it, fsync, rename, fsync of the directory.
@@ -336,7 +354,7 @@ func openPrivate(path string, create bool) (*os.File, error) {
 	if create {
 		flag |= os.O_CREATE | os.O_EXCL
 	}
-	f, err := os.OpenFile(path, flag, outputPerm)
+	f, err := os.OpenFile(path, flag, 0o600) // private while partial: publishMode gives the output's mode
 	switch {
 	case errors.Is(err, syscall.ELOOP):
 		return nil, usagef("%s is a symbolic link, not a file steady made; remove it, or choose another output", path)

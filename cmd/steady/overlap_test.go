@@ -142,3 +142,52 @@ func TestBinaryOverlappingHarvestsOneWriter(t *testing.T) {
 		t.Error("a state was left beside the finished output")
 	}
 }
+
+// Under a umask that lets the group write (002, as with per-user groups),
+// the partial stays 0600 while it may be continued, so a directory of mode
+// 0775 does not make steady refuse its own partial, and the output gets
+// the umask's mode when it appears.
+func TestBinaryPartialIsPrivateUntilPublished(t *testing.T) {
+	bin := binary(t)
+	body := bytes.Repeat([]byte("z"), 1000)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		w.Write(body[:500])
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		w.Write(body[500:])
+	}))
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "group")
+	if err := os.Mkdir(dir, 0o775); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o775)
+	out := filepath.Join(dir, "dump.bin")
+	cmd := exec.Command("sh", "-c", `umask 002 && exec "$0" "$@"`, bin, "get", "-q", srv.URL, "-o", out)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	awaitChild(t, cmd, "no partial written", func() bool {
+		st, err := os.Stat(partialPath(out))
+		return err == nil && st.Size() >= 500
+	})
+	st, err := os.Stat(partialPath(out))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the partial's mode is %v (%v), want 0600", st.Mode().Perm(), err)
+	}
+	close(release)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o664 {
+		t.Errorf("the output's mode is %v (%v), want 0664", st.Mode().Perm(), err)
+	}
+}
