@@ -44,7 +44,11 @@ never spliced from two different answers. With -o FILE the body goes to
 FILE.partial, with its URL and validator in FILE.partial.json: a run that
 is interrupted (exit 3) or killed continues from the partial's length when
 the same command is run again (or with --resume), after checking that the
-server still has the same body. FILE appears only when complete.
+server still has the same body. FILE appears only when complete, and is
+then checked for its length (and with --sha256 its hash). One run at a time
+writes FILE: it holds a lock on FILE.lock, and a second run exits 2 (the
+lock goes with a run that dies). A partial or record owned by another user,
+or writable by others in a directory they can write, is refused.
 
 Without -o, a body that looks binary (a Content-Type that is not text, or
 a NUL byte in its first 2 KiB) is not written to a terminal: exit 2. Give

@@ -529,7 +529,9 @@ With -o the output appears only when the walk is complete: items go to
 FILE.partial and FILE.state.json records each finished page. After an
 interruption (exit 3) or any failure, run the same command with --resume to
 continue from the last page received, without duplicating or losing a row.
-A walk that ends with fewer rows than the first page announced
+One run at a time writes FILE (a lock on FILE.lock; a second run exits 2),
+and a partial or state owned by another user is refused.
+A walk that ends with fewer or more rows than the first page announced
 (X-Total-Count, numberMatched, or the field --total names) fails with both
 numbers; the rows stay in FILE.partial.
 CSV columns are the union of the keys of the first rows' items, in the
