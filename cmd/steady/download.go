@@ -76,6 +76,8 @@ func (d *download) loadPartial() (*partialRecord, int64, error) {
 		return nil, 0, usagef("cannot use %s: %v", part, unwrapPathError(perr))
 	case !pst.Mode().IsRegular():
 		return nil, 0, usagef("%s is a %s, not a file steady made; remove it, or choose another output", part, describe(pst.Mode()))
+	case checkPrivate(part, pst) != nil:
+		return nil, 0, checkPrivate(part, pst)
 	case errors.Is(rerr, fs.ErrNotExist):
 		return nil, 0, usagef("%s exists without its record %s, so nothing proves what it holds; remove it, or choose another output", part, rec)
 	case rerr != nil:
@@ -98,6 +100,11 @@ func (d *download) loadPartial() (*partialRecord, int64, error) {
 
 // run downloads to d.out.
 func (d *download) run(req *http.Request) error {
+	lock, err := lockOutput(d.out)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	rec, have, err := d.loadPartial()
 	if err != nil {
 		return err
@@ -112,9 +119,10 @@ func (d *download) run(req *http.Request) error {
 		fmt.Fprintf(d.stderr, "steady: %s has no validator to prove the server still has the same body; starting again from byte 0\n", part)
 		rec, have = nil, 0
 	}
-	// From the byte before the partial's end: the overlap must match, and a
-	// partial that holds the whole body is then answered 206, not 416.
-	from := max(have-1, 0)
+	// From 16 bytes before the partial's end, as within a run: the overlap
+	// must match, and a partial that holds the whole body is then answered
+	// 206, not 416.
+	from := max(have-seamBytes, 0)
 	if rec != nil && have > 0 {
 		req.Header.Set("Range", "bytes="+strconv.FormatInt(from, 10)+"-")
 		req.Header.Set("If-Range", rec.validator())
@@ -128,15 +136,26 @@ func (d *download) run(req *http.Request) error {
 	var f *os.File
 	switch {
 	case rec != nil && have > 0 && resp.StatusCode == http.StatusPartialContent:
-		if err := checkContinuation(resp, rec, from); err != nil {
+		total, err := checkContinuation(resp, rec, from)
+		if err != nil {
 			return fmt.Errorf("refusing to continue %s: %w; it is kept as it is", part, err)
 		}
 		if f, err = openPrivate(part, false); err != nil {
 			return err
 		}
-		if err := d.skipOverlap(f, resp.Body, have); err != nil {
+		if err := d.skipOverlap(f, resp.Body, from, have); err != nil {
 			_ = f.Close()
 			return err
+		}
+		if rec.Length < 0 {
+			// The first answer had no length; the range's total is the
+			// body's from now on, for this run and the next.
+			rec.Length = total
+			data, _ := json.Marshal(rec)
+			if err := writeFileAtomic(recordPath(d.out), data); err != nil {
+				_ = f.Close()
+				return fmt.Errorf("writing %s: %w", recordPath(d.out), err)
+			}
 		}
 	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusPartialContent && rec == nil:
 		if resp.StatusCode != http.StatusOK {
@@ -178,7 +197,11 @@ func (d *download) run(req *http.Request) error {
 	d.bar.Begin(have, rec.Length)
 	w := &countingWriter{f: f, h: h, bar: d.bar}
 	buf := make([]byte, 256<<10)
-	n, err := io.CopyBuffer(w, resp.Body, buf)
+	var body io.Reader = resp.Body
+	if rec.Length >= 0 {
+		body = io.LimitReader(resp.Body, rec.Length-have+1) // one byte past the end shows a body too long
+	}
+	n, err := io.CopyBuffer(w, body, buf)
 	if err != nil {
 		if w.werr != nil {
 			return fmt.Errorf("writing %s: %w", part, w.werr)
@@ -191,6 +214,10 @@ func (d *download) run(req *http.Request) error {
 			red.URL(d.target), have+n, red.Error(err)), state: part}
 	}
 	got := have + n
+	if rec.Length >= 0 && got > rec.Length {
+		_ = f.Truncate(have)
+		return fmt.Errorf("refusing the rest of %s: the server sent more than the %d bytes it announced; the partial is kept as it was", part, rec.Length)
+	}
 	if rec.Length >= 0 && got != rec.Length {
 		return &interruptedError{err: fmt.Errorf("the body ended at byte %d of %d", got, rec.Length), state: part}
 	}
@@ -203,6 +230,9 @@ func (d *download) run(req *http.Request) error {
 				hex.EncodeToString(sum), hex.EncodeToString(d.sum), part)
 		}
 	}
+	if err := publishMode(f, d.out); err != nil {
+		return fmt.Errorf("writing %s: %w", d.out, err)
+	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", part, err)
 	}
@@ -210,6 +240,36 @@ func (d *download) run(req *http.Request) error {
 		return err
 	}
 	_ = os.Remove(recordPath(d.out)) // a record without its partial is ignored
+	return verifyPublished(d.out, got, d.sum)
+}
+
+// verifyPublished checks the file now under the output's name: its length,
+// and with --sha256 its hash. What was hashed is the stream; what counts
+// is the file another program (or a run that ignored the lock) may have
+// put there instead.
+func verifyPublished(out string, length int64, sum []byte) error {
+	f, err := os.OpenFile(out, os.O_RDONLY|noFollow|noCTTY, 0)
+	if err != nil {
+		return fmt.Errorf("checking the published %s: %w", out, unwrapPathError(err))
+	}
+	defer func() { _ = f.Close() }()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("checking the published %s: %w", out, err)
+	}
+	if st.Size() != length {
+		return fmt.Errorf("the published %s is %d bytes, not the %d received: another program changed it during the run; do not use it", out, st.Size(), length)
+	}
+	if sum == nil {
+		return nil
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("checking the published %s: %w", out, err)
+	}
+	if got := h.Sum(nil); string(got) != string(sum) {
+		return fmt.Errorf("the published %s has sha256 %s, not the %s asked for: another program changed it during the run; do not use it", out, hex.EncodeToString(got), hex.EncodeToString(sum))
+	}
 	return nil
 }
 
@@ -224,39 +284,57 @@ func probeDir(out string) error {
 	return os.Remove(f.Name())
 }
 
-// checkContinuation checks a 206 to the Range request from byte from.
-func checkContinuation(resp *http.Response, rec *partialRecord, from int64) error {
+// seamBytes is how much of the partial's end a continuation asks for again
+// and compares: as many as a continuation within a run does.
+const seamBytes = 16
+
+// checkContinuation checks a 206 to the Range request from byte from
+// against the record of the first answer, as strictly as a continuation
+// within a run is checked, and returns the body's total length.
+func checkContinuation(resp *http.Response, rec *partialRecord, from int64) (int64, error) {
 	cr := resp.Header.Get("Content-Range")
 	first, last, total, ok := resume.ParseContentRange(cr)
 	switch {
 	case !ok || first != from || total <= last: // "*" for first or total is -1
-		return fmt.Errorf("the server's Content-Range %s does not start at byte %d", strconv.Quote(cr), from)
+		return 0, fmt.Errorf("the server's Content-Range %s does not start at byte %d", strconv.Quote(cr), from)
 	case rec.Length >= 0 && total != rec.Length:
-		return fmt.Errorf("the server's Content-Range %s says the body is no longer %d bytes", strconv.Quote(cr), rec.Length)
+		return 0, fmt.Errorf("the server's Content-Range %s says the body is no longer %d bytes", strconv.Quote(cr), rec.Length)
+	case last != total-1:
+		return 0, fmt.Errorf("the server's Content-Range %s stops before the end of the body", strconv.Quote(cr))
+	case resp.ContentLength >= 0 && resp.ContentLength != last-first+1:
+		return 0, fmt.Errorf("the server's Content-Length %d contradicts its Content-Range %s", resp.ContentLength, strconv.Quote(cr))
 	}
-	if et := resp.Header.Get("Etag"); rec.ETag != "" && et != "" && et != rec.ETag {
-		return fmt.Errorf("the server answered with ETag %s, not the partial's %s", strconv.Quote(et), strconv.Quote(rec.ETag))
+	if et := resp.Header.Get("Etag"); rec.ETag != "" && et != rec.ETag {
+		if et == "" {
+			return 0, fmt.Errorf("the server answered without the ETag %s the partial was written with", strconv.Quote(rec.ETag))
+		}
+		return 0, fmt.Errorf("the server answered with ETag %s, not the partial's %s", strconv.Quote(et), strconv.Quote(rec.ETag))
+	}
+	if lm := resp.Header.Get("Last-Modified"); rec.LastModified != "" && lm != rec.LastModified && (rec.ETag == "" || lm != "") {
+		// Last-Modified is compared whenever it was recorded; only an
+		// ETag that matched excuses its absence.
+		return 0, fmt.Errorf("the server answered with Last-Modified %s, not the partial's %s", strconv.Quote(lm), strconv.Quote(rec.LastModified))
 	}
 	if ce := resp.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
-		return fmt.Errorf("the server sent the rest with Content-Encoding %s", strconv.Quote(ce))
+		return 0, fmt.Errorf("the server sent the rest with Content-Encoding %s", strconv.Quote(ce))
 	}
-	return nil
+	return total, nil
 }
 
-// skipOverlap reads the one byte the continuation repeats and checks it
-// against the partial's last byte.
-func (d *download) skipOverlap(f *os.File, body io.Reader, have int64) error {
-	var mine, theirs [1]byte
-	if _, err := f.ReadAt(mine[:], have-1); err != nil {
+// skipOverlap reads the bytes from..have the continuation repeats and
+// checks them against the partial's.
+func (d *download) skipOverlap(f *os.File, body io.Reader, from, have int64) error {
+	mine, theirs := make([]byte, have-from), make([]byte, have-from)
+	if _, err := f.ReadAt(mine, from); err != nil {
 		return fmt.Errorf("reading %s: %w", partialPath(d.out), err)
 	}
-	if _, err := io.ReadFull(body, theirs[:]); err != nil {
+	if _, err := io.ReadFull(body, theirs); err != nil {
 		red := d.client.Redactor()
 		return &interruptedError{err: fmt.Errorf("reading the body of %s: %w", red.URL(d.target), red.Error(err)), state: partialPath(d.out)}
 	}
-	if mine != theirs {
-		return fmt.Errorf("refusing to continue %s: its last byte differs from the server's byte %d, so the partial is not a prefix of this body; remove it to start again",
-			partialPath(d.out), have-1)
+	if string(mine) != string(theirs) {
+		return fmt.Errorf("refusing to continue %s: its last %d bytes differ from the server's bytes %d-%d, so the partial is not a prefix of this body; remove it to start again",
+			partialPath(d.out), have-from, from, have-1)
 	}
 	return nil
 }

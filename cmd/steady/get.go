@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,7 +31,10 @@ func newGet(g *globals) *cobra.Command {
 budget, Retry-After, the API key scoped to the URL's host) and writes the
 body to stdout or to a file. Credential headers given with -H
 (Authorization, Cookie, X-Api-Key and their kin) are scoped to the URL's
-host like the API key: a redirect elsewhere does not carry them. A final
+host like the API key, and every other -H header to the URL's origin: a
+redirect elsewhere carries none of them, except the content-negotiation
+headers Accept, Accept-Encoding, Accept-Language, Cache-Control,
+If-Modified-Since, If-None-Match and User-Agent. A final
 error status is reported on stderr with the attempts made and why retrying
 stopped.
 
@@ -40,7 +44,15 @@ never spliced from two different answers. With -o FILE the body goes to
 FILE.partial, with its URL and validator in FILE.partial.json: a run that
 is interrupted (exit 3) or killed continues from the partial's length when
 the same command is run again (or with --resume), after checking that the
-server still has the same body. FILE appears only when complete.`,
+server still has the same body. FILE appears only when complete, and is
+then checked for its length (and with --sha256 its hash). One run at a time
+writes FILE: it holds a lock on FILE.lock, and a second run exits 2 (the
+lock goes with a run that dies). A partial or record owned by another user,
+or writable by others in a directory they can write, is refused.
+
+Without -o, a body that looks binary (a Content-Type that is not text, or
+a NUL byte in its first 2 KiB) is not written to a terminal: exit 2. Give
+-o FILE, or -o - to write it to the terminal anyway.`,
 		Example: `  steady get https://api.example.gov/v1/status
   steady get https://api.example.gov/v1/items/42 -H 'Accept: application/json' -o item.json
   steady get https://data.example.gov/dump.tar -o dump.tar --sha256 9f86d0...
@@ -56,6 +68,7 @@ server still has the same body. FILE appears only when complete.`,
 				return usagef("invalid URL: %v", err)
 			}
 			var handKeys []credentials.Key
+			var scoped []string // -H names dropped on a redirect to another origin
 			for _, h := range headers {
 				name, value, ok := strings.Cut(h, ":")
 				name = strings.TrimSpace(name)
@@ -72,6 +85,9 @@ server still has the same body. FILE appears only when complete.`,
 					continue
 				}
 				req.Header.Add(name, strings.TrimSpace(value))
+				if !isNegotiation(name) {
+					scoped = append(scoped, name)
+				}
 			}
 			if req.Header.Get("Range") != "" || req.Header.Get("If-Range") != "" {
 				return usagef("-H Range and If-Range are steady's to send: it continues broken bodies itself")
@@ -87,6 +103,7 @@ server still has the same body. FILE appears only when complete.`,
 					return err
 				}
 			}
+			toTerminal := outPath == "" && isTerminal(cmd.OutOrStdout()) // -o - writes binary to a terminal too
 			if outPath == "" {
 				outPath = "-"
 			}
@@ -108,6 +125,7 @@ server still has the same body. FILE appears only when complete.`,
 			}
 			defer client.CloseIdleConnections()
 			defer r.Close()
+			scopeHeaders(client.HTTP(), scoped)
 			bar := r.(render.Download)
 			if kind == destFile {
 				d := &download{out: outPath, target: target, resume: resume, sum: sum, stderr: g.stderr, client: client, bar: bar}
@@ -123,8 +141,17 @@ server still has the same body. FILE appears only when complete.`,
 				return withServerMessage(err)
 			}
 			defer resp.Body.Close()
+			var body io.Reader = resp.Body
+			if toTerminal {
+				br := bufio.NewReaderSize(resp.Body, sniffBytes)
+				head, _ := br.Peek(sniffBytes)
+				if why := binaryBody(resp.Header.Get("Content-Type"), head); why != "" {
+					return usagef("not writing the body to a terminal: %s; use -o FILE, or -o - to write it anyway", why)
+				}
+				body = br
+			}
 			bar.Begin(0, resp.ContentLength)
-			if n, err := io.Copy(&barWriter{w: out, bar: bar}, resp.Body); err != nil {
+			if n, err := io.Copy(&barWriter{w: out, bar: bar}, body); err != nil {
 				if cmd.Context().Err() != nil {
 					return fmt.Errorf("interrupted after %d bytes of the body of %s", n, client.Redactor().URL(target))
 				}

@@ -43,6 +43,7 @@ type job struct {
 	wrap   func(io.Writer) io.Writer
 	resume bool
 	force  bool
+	csvRaw bool // --csv-raw: no escapes or formula neutralisation in cells
 	// statePages and stateInterval, when set, replace the checkpoint's
 	// bounds: tests make a crash's cost exact with them.
 	statePages    int
@@ -111,6 +112,11 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	var file *os.File
 	w := j.w
 	if j.out != "" {
+		lock, err := lockOutput(j.out)
+		if err != nil {
+			return res, err
+		}
+		defer lock.release()
 		if file, st, err = j.open(st); err != nil {
 			return res, err
 		}
@@ -123,6 +129,9 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	}
 	out := &byteCounter{w: w, n: st.Offset}
 	sink := newSink(j.format, out, st.Columns)
+	if cs, ok := sink.(*csvSink); ok {
+		cs.raw = j.csvRaw
+	}
 	res.rows, res.pages = st.Rows, st.Done
 	if j.resume {
 		// Progress counts the rows and pages already in the file as done.
@@ -195,7 +204,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 			st.Next = ""
 			continue
 		}
-		st.Next = stripCredentials(page.Next, j.client.Redactor())
+		st.Next = keyFree(page.Next, j.client.Redactor())
 		if err = cp.pageDone(st, time.Now()); err != nil {
 			writeFailed = true
 			break
@@ -271,7 +280,8 @@ func ahead(ctx context.Context, all func(context.Context) iter.Seq2[*paginate.Pa
 
 // short fails a walk that ended with fewer rows than the server announced
 // (ADR 143): a wrong --pages or --items, or a server that stopped early,
-// must not pass as a whole harvest. The rows stay where they were written;
+// must not pass as a whole harvest; and one that ended with more (ADR
+// 308), which a walk that repeated pages gives. The rows stay where they were written;
 // a file keeps its .partial name, and its state goes, since the walk has
 // no page left to resume from.
 func (j *job) short(sum paginate.Summary, st *harvestState, file *os.File) error {
@@ -282,7 +292,7 @@ func (j *job) short(sum paginate.Summary, st *harvestState, file *os.File) error
 	if j.maxRows > 0 {
 		want = min(want, int64(j.maxRows))
 	}
-	if st.Rows >= want {
+	if st.Rows == want || st.Rows > want && st.Total == 0 {
 		return nil
 	}
 	where := "were written to " + j.name()
@@ -292,6 +302,10 @@ func (j *job) short(sum paginate.Summary, st *harvestState, file *os.File) error
 		}
 		_ = os.Remove(statePath(j.out))
 		where = "are kept in " + partialPath(j.out)
+	}
+	if st.Rows > want {
+		return fmt.Errorf("the server announced %d rows, but the walk received %d: pages repeated or overlapped, or the collection grew during the walk; the %d rows %s",
+			st.Total, st.Rows, st.Rows, where)
 	}
 	return fmt.Errorf("the server announced %d rows, but the walk ended after %d: the pages may be linked another way (--pages, --items) or the server stopped early; the %d rows %s",
 		st.Total, st.Rows, st.Rows, where)
@@ -387,6 +401,9 @@ func (j *job) finish(file *os.File, st *harvestState, res *result) error {
 	}
 	if err := file.Sync(); err != nil {
 		return fmt.Errorf("writing %s: %w", j.name(), err)
+	}
+	if err := publishMode(file, j.out); err != nil {
+		return fmt.Errorf("writing %s: %w", j.out, err)
 	}
 	if err := file.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", j.name(), err)
@@ -488,7 +505,7 @@ func newHarvest(g *globals) *cobra.Command {
 		pages, items, out, format, total string
 		allow                            []string
 		maxRows                          int
-		resume, force                    bool
+		resume, force, csvRaw            bool
 		sharedQuota                      string
 	)
 	cmd := &cobra.Command{
@@ -512,12 +529,17 @@ With -o the output appears only when the walk is complete: items go to
 FILE.partial and FILE.state.json records each finished page. After an
 interruption (exit 3) or any failure, run the same command with --resume to
 continue from the last page received, without duplicating or losing a row.
-A walk that ends with fewer rows than the first page announced
+One run at a time writes FILE (a lock on FILE.lock; a second run exits 2),
+and a partial or state owned by another user is refused.
+A walk that ends with fewer or more rows than the first page announced
 (X-Total-Count, numberMatched, or the field --total names) fails with both
 numbers; the rows stay in FILE.partial.
 CSV columns are the union of the keys of the first rows' items, in the
 order first seen; fields first seen later go, as a JSON object, to the last
-column, _extra. Without -o, or with -o -, items are written to stdout as
+column, _extra. Control characters in CSV cells are escaped (\x1b), and a
+text cell starting with =, +, -, @, tab or CR gets a leading ', so that a
+spreadsheet shows it rather than runs it as a formula; --csv-raw writes the
+cells as the server sent them. Without -o, or with -o -, items are written to stdout as
 JSONL; a FIFO or device (/dev/null) is written into, never replaced, with no
 resume; a symbolic link as the output is refused.`,
 		Example: `  steady harvest https://api.example.gov/v1/items -o items.jsonl
@@ -590,7 +612,7 @@ resume; a symbolic link as the output is refused.`,
 			}
 			defer client.CloseIdleConnections()
 			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total, allow: hosts,
-				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force}
+				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force, csvRaw: csvRaw}
 			if !g.quiet && (pages == "auto" || items == paginate.FindItems) {
 				j.detected = func(d paginate.Detected) { fmt.Fprintln(g.stderr, detectedLine(d, pages, items)) }
 			}
@@ -612,6 +634,7 @@ resume; a symbolic link as the output is refused.`,
 	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")
 	f.BoolVar(&force, "force", false, "replace an existing output, or start an interrupted harvest over")
+	f.BoolVar(&csvRaw, "csv-raw", false, "write CSV cells exactly as the server sent them: no escaping of control characters, no ' before a leading =, +, -, @, tab or CR")
 	completeValues(cmd, "pages", pagesChoices...)
 	completeValues(cmd, "format", "jsonl\tone JSON value a line", "csv\tcomma-separated, a header of the first page's keys")
 	addSharedQuotaFlag(cmd, &sharedQuota)

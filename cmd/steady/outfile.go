@@ -286,6 +286,24 @@ func createTemp(path string) (*os.File, error) {
 	}
 }
 
+// publishMode gives a partial file, created 0600 so that no one else can
+// write it while steady might continue it (ADR 306), the mode a new output
+// at out has: outputPerm less the umask, read off a probe file beside it,
+// since the umask cannot be read without changing it.
+func publishMode(f *os.File, out string) error {
+	probe, err := createTemp(out)
+	if err != nil {
+		return err
+	}
+	st, err := probe.Stat()
+	_ = probe.Close()
+	_ = os.Remove(probe.Name())
+	if err != nil {
+		return err
+	}
+	return f.Chmod(st.Mode().Perm())
+}
+
 // writeFileAtomic replaces path with data so that a crash at any moment
 // leaves either the old content or the new, whole: a temporary file
 // beside it, fsync, rename, fsync of the directory.
@@ -317,7 +335,8 @@ func writeFileAtomic(path string, data []byte) error {
 // regular file or absent. create makes a new, empty file: an old one is
 // unlinked first rather than truncated, so that a hard link planted at the
 // name cannot make steady empty the file it shares. Without create the
-// file must exist, with no other name, and is opened as it is.
+// file must exist, with no other name, be the caller's (checkPrivate), and
+// is opened as it is.
 func openPrivate(path string, create bool) (*os.File, error) {
 	flag := os.O_RDWR | noFollow | noCTTY
 	if st, err := os.Lstat(path); err == nil {
@@ -335,7 +354,7 @@ func openPrivate(path string, create bool) (*os.File, error) {
 	if create {
 		flag |= os.O_CREATE | os.O_EXCL
 	}
-	f, err := os.OpenFile(path, flag, outputPerm)
+	f, err := os.OpenFile(path, flag, 0o600) // private while partial: publishMode gives the output's mode
 	switch {
 	case errors.Is(err, syscall.ELOOP):
 		return nil, usagef("%s is a symbolic link, not a file steady made; remove it, or choose another output", path)
@@ -353,11 +372,16 @@ func openPrivate(path string, create bool) (*os.File, error) {
 		_ = f.Close()
 		return nil, usagef("%s has other hard links, so writing it would change another file too; remove it, or start over with --force", path)
 	}
+	if err := checkPrivate(path, st); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
 	return f, nil
 }
 
 // readPrivate reads a small file steady keeps beside an output, without
-// following a symbolic link at its name.
+// following a symbolic link at its name, and only when it is the caller's
+// (checkPrivate).
 func readPrivate(path string) ([]byte, error) {
 	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() && st.Mode()&fs.ModeSymlink == 0 {
 		return nil, usagef("%s is a %s, not a file steady made; remove it", path, describe(st.Mode()))
@@ -370,8 +394,12 @@ func readPrivate(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
 		return nil, usagef("%s is not a regular file; remove it", path)
+	}
+	if err := checkPrivate(path, st); err != nil {
+		return nil, err
 	}
 	return io.ReadAll(io.LimitReader(f, 16<<20))
 }

@@ -3,7 +3,9 @@
 package main
 
 import (
+	"errors"
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -28,4 +30,21 @@ func ownerOf(fi fs.FileInfo) (int, bool) {
 		return int(st.Uid), true
 	}
 	return 0, false
+}
+
+// flockExclusive takes an exclusive flock on f without waiting; false when
+// another open file holds it.
+func flockExclusive(f *os.File) (bool, error) {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			return false, nil
+		case errors.Is(err, syscall.EINTR):
+			continue
+		}
+		return false, err
+	}
 }

@@ -31,7 +31,22 @@ func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 		checkPair(t, outputArg(args))
 	}
 	checkUserWords(t, args, code, errb.String())
+	checkUnlocked(t, args)
 	return code, out.String(), errb.String()
+}
+
+// checkUnlocked is the invariant of one writer per output (ADR 305),
+// checked after every get and harvest a test runs: however the run ended,
+// no lock is left beside its output.
+func checkUnlocked(t *testing.T, args []string) {
+	t.Helper()
+	out := outputArg(args)
+	if len(args) == 0 || (args[0] != "get" && args[0] != "harvest") || out == "" || out == "-" {
+		return
+	}
+	if _, err := os.Lstat(lockPath(out)); err == nil {
+		t.Errorf("%s %s: the lock %s was left behind", args[0], out, lockPath(out))
+	}
 }
 
 func outputArg(args []string) string {

@@ -71,14 +71,14 @@ func openShared(cmd *cobra.Command, flagValue string, stderr io.Writer) (*shared
 		defer mu.Unlock()
 		if err != nil {
 			fmt.Fprintf(stderr, "steady: shared quota at %s does not answer (%s); pacing and the retry budget are this process's own until it does\n",
-				where, err)
+				where, credentials.Escape(err.Error())) // the store's text, which it controls
 			return
 		}
 		fmt.Fprintf(stderr, "steady: shared quota at %s answers again; sharing resumed\n", where)
 	}
 	s, err := open(raw, warn)
 	if err != nil {
-		return nil, usagef("%s: %w", from, err)
+		return nil, &usageError{err: fmt.Errorf("%s: %s", from, credentials.Escape(err.Error()))}
 	}
 	return s, nil
 }

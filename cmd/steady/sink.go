@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/steadyhttp/steady/credentials"
 )
 
 // A sink writes items in one output format. Items arrive a page at a time;
@@ -134,6 +136,7 @@ const extraColumn = "_extra"
 // written as they are, null as an empty cell, other values as their JSON
 // text.
 type csvSink struct {
+	raw   bool // --csv-raw: cells exactly as the server sent them
 	bw    *bufio.Writer
 	w     *csv.Writer
 	cols  []string
@@ -152,7 +155,11 @@ func (s *csvSink) setColumns(cols []string, writeHeader bool) error {
 	}
 	s.row = make([]string, len(cols)+1)
 	if writeHeader {
-		return s.w.Write(append(append([]string(nil), cols...), extraColumn))
+		header := make([]string, 0, len(cols)+1)
+		for _, c := range cols {
+			header = append(header, s.safe(c))
+		}
+		return s.w.Write(append(header, extraColumn))
 	}
 	return nil
 }
@@ -198,7 +205,7 @@ func (s *csvSink) writePage(page int, items []json.RawMessage) error {
 				extra[f.key] = f.raw
 				continue
 			}
-			s.row[i] = cell(f.raw)
+			s.row[i] = s.cell(f.raw)
 		}
 		if extra != nil {
 			b, err := json.Marshal(extra)
@@ -269,15 +276,18 @@ func objectFields(raw json.RawMessage) ([]field, error) {
 	return fields, nil
 }
 
-func cell(raw json.RawMessage) string {
+// cell is a field's value as a cell: a string decoded and made safe, null
+// empty, anything else its compact JSON text (which holds no control
+// character and cannot start a formula but for a negative number's sign).
+func (s *csvSink) cell(raw json.RawMessage) string {
 	t := strings.TrimSpace(string(raw))
 	switch {
 	case t == "null":
 		return ""
 	case strings.HasPrefix(t, `"`):
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
+		var v string
+		if json.Unmarshal(raw, &v) == nil {
+			return s.safe(v)
 		}
 	case strings.HasPrefix(t, "{"), strings.HasPrefix(t, "["):
 		var b bytes.Buffer
@@ -286,4 +296,27 @@ func cell(raw json.RawMessage) string {
 		}
 	}
 	return t
+}
+
+// safe is text from the server as a CSV cell (ADR 309): control and format
+// characters escaped, except the line feeds and tabs CSV quotes, and text
+// a spreadsheet would run as a formula (a leading =, +, -, @, tab or CR)
+// preceded by ', so that it shows as text. --csv-raw keeps the text as sent.
+func (s *csvSink) safe(v string) string {
+	if s.raw || v == "" {
+		return v
+	}
+	lines := strings.Split(v, "\n")
+	for i, line := range lines {
+		parts := strings.Split(line, "\t")
+		for j := range parts {
+			parts[j] = credentials.Escape(parts[j])
+		}
+		lines[i] = strings.Join(parts, "\t")
+	}
+	out := strings.Join(lines, "\n")
+	if strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+		out = "'" + out
+	}
+	return out
 }

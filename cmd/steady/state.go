@@ -64,6 +64,16 @@ func stripCredentials(u *url.URL, red *credentials.Redactor) string {
 	return c.String()
 }
 
+// keyFree is the next URL as the server gave it, less the client's
+// secrets, found by value (ADR 308): a parameter named token, key or sig
+// is as likely a page's continuation as a credential, and dropping it by
+// name would make a resume start the walk again.
+func keyFree(u *url.URL, red *credentials.Redactor) string {
+	c := *red.KeyFree(u)
+	c.User = nil
+	return c.String()
+}
+
 func loadState(path string) (*harvestState, error) {
 	b, err := readPrivate(path)
 	if errors.Is(err, fs.ErrNotExist) {
