@@ -29,11 +29,11 @@ func (e *ReadTimeoutError) Temporary() bool { return true }
 // [*ReadTimeoutError]. Closing the result closes body. With idle <= 0 body
 // is returned as it is.
 //
-// Each Read has a timer of its own, made in the reading goroutine and
-// stopped when the Read returns, so nothing is left running between reads
-// and a Read is timed on its own goroutine's clock (a testing/synctest
-// bubble's or the real one). A body below must let Close unblock a Read, as
-// every net/http transport's does.
+// The first Read makes the body's timer, in the reading goroutine, so reads
+// are timed on that goroutine's clock (a testing/synctest bubble's or the
+// real one); each Read resets it and stops it when it returns, so nothing
+// runs between reads. A body below must let Close unblock a Read, as every
+// net/http transport's does.
 func BoundReads(body io.ReadCloser, idle time.Duration) io.ReadCloser {
 	if idle <= 0 {
 		return body
@@ -42,14 +42,19 @@ func BoundReads(body io.ReadCloser, idle time.Duration) io.ReadCloser {
 }
 
 type boundedBody struct {
-	body io.ReadCloser
-	idle time.Duration
+	body  io.ReadCloser
+	idle  time.Duration
+	timer *time.Timer // closes body when a Read waits idle; nil before the first Read
 }
 
 func (b *boundedBody) Read(p []byte) (int, error) {
-	t := time.AfterFunc(b.idle, func() { b.body.Close() })
+	if b.timer == nil {
+		b.timer = time.AfterFunc(b.idle, func() { b.body.Close() })
+	} else {
+		b.timer.Reset(b.idle)
+	}
 	n, err := b.body.Read(p)
-	if !t.Stop() {
+	if !b.timer.Stop() {
 		// The timer fired: the Read waited idle and its body was closed.
 		return n, &ReadTimeoutError{After: b.idle}
 	}

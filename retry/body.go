@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/steadyhttp/steady/liveness"
@@ -99,17 +100,18 @@ func preReads(method string, resp *http.Response, limit int64) bool {
 // JSON, a multipart replace stream, or any type with a stream parameter
 // (a Kubernetes watch).
 func eventStream(contentType string) bool {
-	mt, params, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return false
-	}
-	switch mt {
+	mt, params, _ := strings.Cut(contentType, ";")
+	switch strings.ToLower(strings.TrimSpace(mt)) {
 	case "text/event-stream", "application/x-ndjson", "application/jsonl", "application/json-seq",
 		"application/stream+json", "multipart/x-mixed-replace":
 		return true
 	}
-	_, ok := params["stream"]
-	return ok
+	if !strings.Contains(strings.ToLower(params), "stream") {
+		return false
+	}
+	_, p, err := mime.ParseMediaType(contentType)
+	_, ok := p["stream"]
+	return err == nil && ok
 }
 
 // validated reports whether h carries a validator the body layer continues
@@ -119,7 +121,11 @@ func validated(h http.Header) bool {
 	if et := h.Get("Etag"); len(et) >= 2 && et[0] == '"' && et[len(et)-1] == '"' {
 		return true
 	}
-	mod, err := http.ParseTime(h.Get("Last-Modified"))
+	lm := h.Get("Last-Modified")
+	if lm == "" {
+		return false
+	}
+	mod, err := http.ParseTime(lm)
 	if err != nil {
 		return false
 	}
