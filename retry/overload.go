@@ -134,8 +134,8 @@ func (c *call) settle(tk *breaker.Ticket, a *attempt) {
 	tk.Done(now, o, retryAfter)
 }
 
-// verdictOf classifies an answer for the breaker: a transient failure
-// without a response, or a 5xx the policy re-sends, is a Failure; a rate
+// verdictOf classifies an answer for the breaker: a timeout or a refused
+// connection, or a 5xx the policy re-sends, is a Failure; a rate
 // refusal is Paced when it carries quota fields (the pacer's), Limited
 // when not (AIMD's); 2xx and 3xx are a Success; other statuses say
 // nothing of the host's health. A failure the caller caused (the context
@@ -145,7 +145,10 @@ func (c *call) verdictOf(a *attempt, now time.Time) (breaker.Outcome, time.Durat
 		if c.ctx.Err() != nil {
 			return breaker.Abandoned, 0
 		}
-		if _, transient := classify(a.err, a.req); transient {
+		// A host that times out or refuses is not serving; a connection cut
+		// mid-answer (a reset, an early EOF) is the path's fault as often as
+		// the host's, and a flaky but productive link must not trip it.
+		if class, transient := classify(a.err, a.req); transient && (class == classTimeout || class == classRefused) {
 			return breaker.Failure, 0
 		}
 		return breaker.Abandoned, 0

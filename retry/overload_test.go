@@ -116,7 +116,8 @@ func TestOverloadOutageFailsFastThenRecovers(t *testing.T) {
 	})
 }
 
-// What counts: only transient failures (a 5xx the policy re-sends, a reset)
+// What counts: only a host that is not serving (a 5xx the policy re-sends,
+// a timeout, a refused connection); a reset mid-answer does not
 // open the circuit; a 500 the policy does not re-send, a 404 and 429s of
 // either kind never do. A headerless 429 cuts the host's limit; a 429 with
 // quota fields is the pacer's and leaves it, as a 403 rate limit (which
@@ -130,7 +131,9 @@ func TestOverloadClassification(t *testing.T) {
 		limit int
 	}{
 		{"503", status(503), true, 8},
-		{"reset", fail(reset), true, 8},
+		{"reset", fail(reset), false, 8},
+		{"refused", fail(&netOpError{syscall.ECONNREFUSED}), true, 8},
+		{"timeout", fail(timeoutError{}), true, 8},
 		{"500 not re-sent", status(500), false, 8},
 		{"404", status(404), false, 8},
 		{"429 without fields", status(429), false, 1},
@@ -160,6 +163,13 @@ func TestOverloadClassification(t *testing.T) {
 }
 
 type netOpError struct{ err error }
+
+// timeoutError is a timeout in the net.Error sense.
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "i/o timeout" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
 
 func (e *netOpError) Error() string { return "read: " + e.err.Error() }
 func (e *netOpError) Unwrap() error { return e.err }
@@ -213,17 +223,17 @@ func TestOverloadResendRefusedAfterItsWait(t *testing.T) {
 			if r.URL.Path == "/other" {
 				return slowFail(r)
 			}
-			return nil, &netOpError{syscall.ECONNRESET}
+			return nil, &netOpError{syscall.ECONNREFUSED}
 		}), retry.Policy{Overload: b, InitialBackoff: 10 * time.Second, Rand: constRand(0.5)})
 		// This call's first attempt fails at once, and it waits 5s to re-send;
 		// the other's fails at 1s, the second vote, and opens the circuit.
 		go call(t, tr, "https://api.example.gov/other")
 		_, out, err := call(t, tr, api)
 		var re *retry.Error
-		if !errors.As(err, &re) || !errors.Is(err, retry.ErrOverload) || re.Attempts != 1 || !errors.Is(err, syscall.ECONNRESET) {
-			t.Fatalf("err = %v, want ErrOverload after 1 attempt, with the reset as its cause", err)
+		if !errors.As(err, &re) || !errors.Is(err, retry.ErrOverload) || re.Attempts != 1 || !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("err = %v, want ErrOverload after 1 attempt, with the refusal as its cause", err)
 		}
-		if out.Attempts != 1 || !errors.Is(out.Stop, breaker.ErrOpen) || !errors.Is(out.Cause, syscall.ECONNRESET) {
+		if out.Attempts != 1 || !errors.Is(out.Stop, breaker.ErrOpen) || !errors.Is(out.Cause, syscall.ECONNREFUSED) {
 			t.Errorf("outcome = %+v", out)
 		}
 		synctest.Wait()
