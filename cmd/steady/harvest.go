@@ -9,7 +9,6 @@ import (
 	"iter"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +33,9 @@ type job struct {
 	total   string   // the --total field ("": the defaults)
 	allow   []string // --allow-host: hosts besides the first URL's
 	maxRows int
-	format  string // "jsonl" or "csv"
+	format  string // one of the fmt constants of output_format.go
+	// concurrency is --concurrent, the pages a computed style fetches at once.
+	concurrency int
 	out     string // "" means w
 	w       io.Writer
 	label   string // what w is called in messages ("" means stdout)
@@ -60,42 +61,17 @@ type result struct {
 	complete bool
 }
 
-// parsePages reads --pages: auto, link, json-links or cursor:FIELD:PARAM.
+// parsePages reads --pages as paginate.ParseStyle spells it.
 func parsePages(s string) (paginate.Next, error) {
-	switch {
-	case s == "auto":
-		return paginate.Auto, nil
-	case s == "link":
-		return paginate.LinkHeader, nil
-	case s == "json-links":
-		return paginate.JSONLinks, nil
-	case strings.HasPrefix(s, "cursor:"):
-		parts := strings.Split(s, ":")
-		if len(parts) == 3 && parts[1] != "" && parts[2] != "" {
-			if credentials.IsCredentialName(parts[2]) {
-				return nil, usagef("--pages %q: the cursor parameter %q looks like a credential", s, parts[2])
-			}
-			return paginate.Cursor(parts[1], parts[2]), nil
+	n, err := paginate.ParseStyle(s)
+	if err != nil {
+		var se *paginate.StyleError
+		if errors.As(err, &se) {
+			return nil, usagef("--pages %q: %s", s, se.Reason)
 		}
+		return nil, usagef("--pages %q: %v", s, err)
 	}
-	return nil, usagef("--pages %q: want auto, link, json-links or cursor:FIELD:PARAM", s)
-}
-
-// formatOf picks the output format from --format or the file's extension.
-func formatOf(out, format string) (string, error) {
-	if format != "" {
-		if format != "jsonl" && format != "csv" {
-			return "", usagef("--format %q: want jsonl or csv", format)
-		}
-		return format, nil
-	}
-	switch strings.ToLower(filepath.Ext(out)) {
-	case "", ".jsonl", ".ndjson", ".json":
-		return "jsonl", nil
-	case ".csv":
-		return "csv", nil
-	}
-	return "", usagef("cannot tell the format of %s from its extension; use --format jsonl or csv", out)
+	return n, nil
 }
 
 // run walks the pages and writes the items. With an output file, items go to
@@ -122,20 +98,23 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		res.resumed = j.resume
 	}
 	out := &byteCounter{w: w, n: st.Offset}
-	sink := newSink(j.format, out, st.Columns)
+	sink := newOutput(j.format, out, st, j.partial())
 	res.rows, res.pages = st.Rows, st.Done
 	if j.resume {
 		// Progress counts the rows and pages already in the file as done.
 		event.Emit(rep, event.Event{Kind: event.Resumed, Done: st.Done, Items: st.Rows})
 	}
 	if j.maxRows > 0 && st.Rows >= int64(j.maxRows) {
+		if err := sink.end(); err != nil {
+			return res, fmt.Errorf("writing %s: %w", j.name(), err)
+		}
 		return res, j.finish(file, st, &res)
 	}
 
 	// The hosts are the first URL's and --allow-host's, named even on a
 	// resume, whose first request is the saved next page.
 	opt := paginate.Options{Next: j.next, Items: j.items, TotalField: j.total, Reporter: rep,
-		AllowedHosts: j.policy().AllowedHosts}
+		AllowedHosts: j.policy().AllowedHosts, Concurrency: j.concurrency}
 	if j.maxRows > 0 {
 		opt.MaxRows = j.maxRows - int(st.Rows)
 	}
@@ -202,7 +181,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		}
 	}
 	if err == nil {
-		if err = sink.flush(); err != nil {
+		if err = sink.end(); err != nil {
 			err = fmt.Errorf("writing %s: %w", j.name(), err)
 			writeFailed = true
 		}
@@ -488,7 +467,7 @@ func newHarvest(g *globals) *cobra.Command {
 		pages, items, out, format, total string
 		allow                            []string
 		maxRows                          int
-		resume, force                    bool
+		resume, force, flatten           bool
 		sharedQuota                      string
 	)
 	cmd := &cobra.Command{
@@ -541,7 +520,7 @@ resume; a symbolic link as the output is refused.`,
 			if resume && out == "" {
 				return usagef("--resume needs the -o file of the interrupted harvest")
 			}
-			fmtName, err := formatOf(out, format)
+			fmtName, err := formatOf(out, format, flatten)
 			if err != nil {
 				return err
 			}
@@ -591,6 +570,9 @@ resume; a symbolic link as the output is refused.`,
 			defer client.CloseIdleConnections()
 			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total, allow: hosts,
 				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force}
+			if s, err := g.settings(); err == nil {
+				j.concurrency = s.Concurrent
+			}
 			if !g.quiet && (pages == "auto" || items == paginate.FindItems) {
 				j.detected = func(d paginate.Detected) { fmt.Fprintln(g.stderr, detectedLine(d, pages, items)) }
 			}
@@ -603,12 +585,13 @@ resume; a symbolic link as the output is refused.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&pages, "pages", "auto", "how pages are linked: auto, link, json-links or cursor:FIELD:PARAM")
+	f.StringVar(&pages, "pages", "auto", "how pages are linked: auto, link, json-links, cursor:FIELD:PARAM, body-link:FIELD, offset:PARAM[:LIMITPARAM], page:PARAM[:SIZEPARAM], range[:SIZE] or xml:TOKENPATH:PARAM[:ITEMSPATH]")
 	f.StringVar(&items, "items", "", `where the items are in a page, a dotted path ("" for a top-level array; default: found on the first page)`)
-	f.StringVarP(&out, "output", "o", "", "output file, .jsonl or .csv (default: JSONL on stdout)")
+	f.StringVarP(&out, "output", "o", "", "output file, .jsonl, .json, .jsonl.gz, .jsonl.zst or .csv (default: JSONL on stdout)")
 	f.StringVar(&total, "total", "", "where the first page says how many items there are, a dotted path such as meta.total (default: the X-Total-Count header, or numberMatched)")
 	f.StringArrayVar(&allow, "allow-host", nil, "a host (host or host:port) that next links and redirects may lead to besides the URL's own (repeatable); the API key is never sent there")
-	f.StringVar(&format, "format", "", "output format, jsonl or csv (default: from the file's extension)")
+	f.StringVar(&format, "format", "", "output format, jsonl, json, jsonl.gz, jsonl.zst or csv (default: from the file's extension)")
+	f.BoolVar(&flatten, "flatten", false, "CSV: nested objects as dotted columns (a GeoJSON geometry stays JSON text)")
 	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")
 	f.BoolVar(&force, "force", false, "replace an existing output, or start an interrupted harvest over")

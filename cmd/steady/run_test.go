@@ -262,7 +262,7 @@ func TestHarvestCSVAndMaxRows(t *testing.T) {
 	}
 	b, _ := os.ReadFile(out)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != 102 || lines[0] != "id,name,value,timestamp,_extra" || !strings.HasPrefix(lines[101], "101,") {
+	if len(lines) != 102 || lines[0] != "id,name,value,timestamp" || !strings.HasPrefix(lines[101], "101,") {
 		t.Fatalf("CSV: %d lines, header %q, last %q", len(lines), lines[0], lines[len(lines)-1])
 	}
 }
