@@ -98,7 +98,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		res.resumed = j.resume
 	}
 	out := &byteCounter{w: w, n: st.Offset}
-	sink := newOutput(j.format, out, st, j.partial())
+	sink := j.output(out, st)
 	res.rows, res.pages = st.Rows, st.Done
 	if j.resume {
 		// Progress counts the rows and pages already in the file as done.
@@ -526,6 +526,9 @@ resume; a symbolic link as the output is refused.`,
 			}
 			if !cmd.Flags().Changed("items") {
 				items = paginate.FindItems
+				if isXMLStyle(next) {
+					items = "" // an XML walk finds its items by the style's path
+				}
 			} else if err := checkItemsPath(items); err != nil {
 				return err
 			}

@@ -209,6 +209,15 @@ func (s *compressedSink) flush() error {
 
 func (s *compressedSink) end() error { return s.flush() }
 
+// output is the sink of a harvest, continuing the output st describes.
+func (j *job) output(w io.Writer, st *harvestState) sink {
+	s := newOutput(j.format, w, st, j.partial())
+	if isXMLStyle(j.next) {
+		return &xmlSink{sink: s}
+	}
+	return s
+}
+
 // partial is the file a harvest writes into, "" for a stream.
 func (j *job) partial() string {
 	if j.out == "" {
