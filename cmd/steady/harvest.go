@@ -34,8 +34,6 @@ type job struct {
 	allow   []string // --allow-host: hosts besides the first URL's
 	maxRows int
 	format  string // one of the fmt constants of output_format.go
-	// concurrency is --concurrent, the pages a computed style fetches at once.
-	concurrency int
 	out     string // "" means w
 	w       io.Writer
 	label   string // what w is called in messages ("" means stdout)
@@ -51,6 +49,10 @@ type job struct {
 	// detected, when set, is told once, after the first page, what the
 	// walk found out for itself (--pages auto, --items not given).
 	detected func(paginate.Detected)
+
+	// concurrency is --concurrent: the pages a computed style fetches at
+	// once.
+	concurrency int
 }
 
 type result struct {
