@@ -53,6 +53,8 @@ type job struct {
 	// concurrency is --concurrent: the pages a computed style fetches at
 	// once.
 	concurrency int
+	// say, when set, is where --pages auto says what it detected.
+	say io.Writer
 }
 
 type result struct {
@@ -134,7 +136,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	defer func() { _ = cp.wait() }()       // even on a panic, so that no state is written after run returns
 	ctx, outcome := retry.WithOutcome(ctx) // the last page's: why retrying stopped
 	writeFailed := false
-	for page, werr := range ahead(ctx, walk.All) {
+	for page, werr := range ahead(ctx, j.autoPages(&walk, opt, st.Next)) {
 		if werr != nil {
 			err = rateLimited(inFlagWords(werr), outcome)
 			var pe *paginate.Error
@@ -580,6 +582,9 @@ resume; a symbolic link as the output is refused.`,
 			}
 			if !g.quiet && (pages == "auto" || items == paginate.FindItems) {
 				j.detected = func(d paginate.Detected) { fmt.Fprintln(g.stderr, detectedLine(d, pages, items)) }
+			}
+			if !g.quiet {
+				j.say = g.stderr
 			}
 			res, err := j.run(cmd.Context(), r)
 			r.Close()

@@ -286,7 +286,7 @@ func readCSV(t *testing.T, path string) [][]string {
 func TestHarvestCSVFlatten(t *testing.T) {
 	srv := newPageServer(t, `[{"id":1,"a":{"b":2,"c":{"d":"x"}},"list":[1,2],"e":{}}]`)
 	out := filepath.Join(t.TempDir(), "rows.csv")
-	if code, _, errText := cli(t, "harvest", "-q", srv.URL, "-o", out, "--flatten"); code != exitOK {
+	if code, _, errText := cli(t, "harvest", "-q", srv.URL, "-o", out, "--flatten", "--pages", "link"); code != exitOK {
 		t.Fatalf("exit %d %q", code, errText)
 	}
 	recs := readCSV(t, out)
@@ -296,7 +296,7 @@ func TestHarvestCSVFlatten(t *testing.T) {
 
 	geo := newPageServer(t, `{"type":"FeatureCollection","features":[{"type":"Feature","id":1,"properties":{"name":"a","tags":{"k":"v"}},"geometry":{"type":"Point","coordinates":[1.5,2]}}]}`)
 	out = filepath.Join(t.TempDir(), "geo.csv")
-	if code, _, errText := cli(t, "harvest", "-q", geo.URL, "-o", out, "--flatten"); code != exitOK {
+	if code, _, errText := cli(t, "harvest", "-q", geo.URL, "-o", out, "--flatten", "--pages", "link"); code != exitOK {
 		t.Fatalf("exit %d %q", code, errText)
 	}
 	recs = readCSV(t, out)
@@ -327,5 +327,39 @@ func TestBinaryOutputFormats(t *testing.T) {
 			}
 			checkExact(t, outputIDs(t, out, o.format), 9)
 		})
+	}
+}
+
+// --pages auto proves each JSON style from its first page and walks every
+// row once through Harsh faults, saying the flags it settled on.
+func TestHarvestAutoDetectsStyles(t *testing.T) {
+	for _, c := range styleRuns[:4] {
+		t.Run(c.name, func(t *testing.T) {
+			srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 1234, Style: c.style, Faults: steadytest.Harsh(11)})
+			defer srv.Close()
+			out := filepath.Join(t.TempDir(), "rows.jsonl")
+			code, _, errText := cli(t, "harvest", "--retries", "20", srv.URL+steadytest.ItemsPath+c.query, "-o", out)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, errText)
+			}
+			if strings.Count(errText, "detected: pages by --pages ") != 1 {
+				t.Errorf("stderr %q; want one line of the explicit flags", errText)
+			}
+			checkExact(t, rowsOf(t, out), 1234)
+		})
+	}
+}
+
+// A first page that proves neither a style nor that it is the only one
+// fails the harvest (exit 1) rather than publishing it as the whole.
+func TestHarvestAutoUndetectedFails(t *testing.T) {
+	srv := newPageServer(t, objects(1, 3))
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	code, _, errText := cli(t, "harvest", "-q", srv.URL, "-o", out)
+	if code != exitFailed || !strings.Contains(errText, "--pages auto") || !strings.Contains(errText, "only page") {
+		t.Fatalf("exit %d %q; want 1 saying auto could not tell", code, errText)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s was published", out)
 	}
 }
