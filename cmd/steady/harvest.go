@@ -136,7 +136,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	defer func() { _ = cp.wait() }()       // even on a panic, so that no state is written after run returns
 	ctx, outcome := retry.WithOutcome(ctx) // the last page's: why retrying stopped
 	writeFailed := false
-	for page, werr := range ahead(ctx, j.autoPages(&walk, opt, st.Next)) {
+	for page, werr := range ahead(ctx, j.autoPages(&walk, opt, st)) {
 		if werr != nil {
 			err = rateLimited(inFlagWords(werr), outcome)
 			var pe *paginate.Error

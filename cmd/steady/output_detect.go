@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 
 	"github.com/steadyhttp/steady/paginate"
 )
@@ -19,9 +20,17 @@ import (
 // nothing proves a style or a single page, the walk fails after that page
 // (exit 1) instead of publishing a file of the first page alone. A resume
 // detects again on the page it starts from, so it settles the same way.
-func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, start string) func(context.Context) iter.Seq2[*paginate.Page, error] {
-	first := *walk
+func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, st *harvestState) func(context.Context) iter.Seq2[*paginate.Page, error] {
+	first, start := *walk, st.Next
 	if j.pages != "auto" {
+		if isRangeStyle(j.next) && j.resume && st.Rows > 0 {
+			w, err := j.client.Walk(start, nil, rangeResumeOptions(opt, st))
+			if err != nil {
+				return func(context.Context) iter.Seq2[*paginate.Page, error] { return failed(err) }
+			}
+			*walk = w
+			return func(ctx context.Context) iter.Seq2[*paginate.Page, error] { return skipRows(w.All(ctx), st.Rows) }
+		}
 		return first.All
 	}
 	var switched *paginate.Detection
@@ -69,10 +78,13 @@ func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, start string
 			if d.Next == nil {
 				return
 			}
-			next := opt
+			next, skip := opt, int64(0)
 			next.Next = d.Next
 			if isXMLStyle(d.Next) {
 				next.Items = ""
+			}
+			if isRangeStyle(d.Next) && j.resume && st.Rows > 0 {
+				next, skip = rangeResumeOptions(next, st), st.Rows
 			}
 			w, err := j.client.Walk(start, nil, next)
 			if err != nil {
@@ -80,7 +92,7 @@ func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, start string
 				return
 			}
 			switched, *walk = &d, w
-			for p, err := range w.All(ctx) {
+			for p, err := range skipRows(w.All(ctx), skip) {
 				if !yield(p, err) {
 					return
 				}
@@ -100,4 +112,44 @@ func detectionLine(d paginate.Detection, items string) string {
 		line += " (a parameter name comes from a convention, not the URL: check it)"
 	}
 	return line
+}
+
+func isRangeStyle(n paginate.Next) bool {
+	return strings.HasPrefix(paginate.Spelling(n), "range")
+}
+
+// rangeResumeOptions are the options of a resumed Range walk. A Range walk
+// starts where its first request's Range header says, and a walk's
+// request has no header of the harvest's to say it (ADR 0329): so a
+// resume walks from the first row again, with MaxRows counted from there,
+// and skipRows drops the st.Rows rows the file holds.
+func rangeResumeOptions(opt paginate.Options, st *harvestState) paginate.Options {
+	if opt.MaxRows > 0 {
+		opt.MaxRows += int(st.Rows)
+	}
+	return opt
+}
+
+// skipRows yields seq's pages without their first n items; pages left
+// empty are not yielded.
+func skipRows(seq iter.Seq2[*paginate.Page, error], n int64) iter.Seq2[*paginate.Page, error] {
+	return func(yield func(*paginate.Page, error) bool) {
+		for p, err := range seq {
+			if err == nil && n > 0 {
+				k := min(n, int64(len(p.Items)))
+				n -= k
+				if int(k) == len(p.Items) && p.Next != nil {
+					continue
+				}
+				p.Items = p.Items[k:]
+			}
+			if !yield(p, err) {
+				return
+			}
+		}
+	}
+}
+
+func failed(err error) iter.Seq2[*paginate.Page, error] {
+	return func(yield func(*paginate.Page, error) bool) { yield(nil, err) }
 }
