@@ -481,9 +481,16 @@ func newHarvest(g *globals) *cobra.Command {
 output as it arrives; memory stays flat however large the collection.
 
 Pages are linked by an RFC 8288 Link header (--pages link), by OGC API /
-STAC JSON links (--pages json-links), or by a cursor field in the body sent
-back as a query parameter (--pages cursor:FIELD:PARAM). The default, --pages
-auto, tells the first two apart on the first page that names a next one.
+STAC JSON links (--pages json-links), by a cursor field in the body sent
+back as a query parameter (--pages cursor:FIELD:PARAM), by a next URL in
+the body (body-link:FIELD), or computed: offset:PARAM[:LIMITPARAM],
+page:PARAM[:SIZEPARAM], range[:SIZE] (PostgREST's Range header), and S3's
+XML continuation tokens (xml:TOKENPATH:PARAM[:ITEMSPATH], each element
+written as a JSON object of its children). Computed styles fetch
+--concurrent pages at once and write them in order. The default, --pages
+auto, walks a Link header or JSON links, and otherwise proves the style
+from the first page and says the flags it settled on; when nothing proves
+it, or that the first page is the only one, it fails (exit 1).
 --items names where the items are in each page (a dotted path such as data
 or result.items; "" for a top-level array); by default they are found on the
 first page: the page itself when it is an array, else the first array among
@@ -498,9 +505,13 @@ continue from the last page received, without duplicating or losing a row.
 A walk that ends with fewer rows than the first page announced
 (X-Total-Count, numberMatched, or the field --total names) fails with both
 numbers; the rows stay in FILE.partial.
+The -o extension picks the format: .jsonl, .json (one JSON array),
+.jsonl.gz, .jsonl.zst or .csv; each resumes as JSONL does.
 CSV columns are the union of the keys of the first rows' items, in the
-order first seen; fields first seen later go, as a JSON object, to the last
-column, _extra. Without -o, or with -o -, items are written to stdout as
+order first seen; fields first seen later go, as a JSON object, to a last
+column, _extra, which a file has only once a row needs it. --flatten
+writes nested objects as dotted columns (a GeoJSON geometry stays JSON
+text). Without -o, or with -o -, items are written to stdout as
 JSONL; a FIFO or device (/dev/null) is written into, never replaced, with no
 resume; a symbolic link as the output is refused.`,
 		Example: `  steady harvest https://api.example.gov/v1/items -o items.jsonl
@@ -606,7 +617,7 @@ resume; a symbolic link as the output is refused.`,
 	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")
 	f.BoolVar(&force, "force", false, "replace an existing output, or start an interrupted harvest over")
 	completeValues(cmd, "pages", pagesChoices...)
-	completeValues(cmd, "format", "jsonl\tone JSON value a line", "csv\tcomma-separated, a header of the first page's keys")
+	completeValues(cmd, "format", "jsonl\tone JSON value a line", "json\tone JSON array", "jsonl.gz\tgzip JSONL", "jsonl.zst\tzstd JSONL", "csv\tcomma-separated, a header of the first page's keys")
 	addSharedQuotaFlag(cmd, &sharedQuota)
 	return cmd
 }
