@@ -118,7 +118,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	// The hosts are the first URL's and --allow-host's, named even on a
 	// resume, whose first request is the saved next page.
 	opt := paginate.Options{Next: j.next, Items: j.items, TotalField: j.total, Reporter: rep,
-		AllowedHosts: j.policy().AllowedHosts, Concurrency: j.concurrency}
+		AllowedHosts: j.policy().AllowedHosts, Concurrency: j.pagesAtOnce()}
 	if j.maxRows > 0 {
 		opt.MaxRows = j.maxRows - int(st.Rows)
 	}
@@ -134,7 +134,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		cp.interval = j.stateInterval
 	}
 	defer func() { _ = cp.wait() }()       // even on a panic, so that no state is written after run returns
-	ctx, outcome := retry.WithOutcome(ctx) // the last page's: why retrying stopped
+	ctx, outcome := j.outcomeRecorder(ctx) // the last page's: why retrying stopped
 	writeFailed := false
 	for page, werr := range ahead(ctx, j.autoPages(&walk, opt, st)) {
 		if werr != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/steadyhttp/steady/paginate"
+	"github.com/steadyhttp/steady/retry"
 )
 
 // autoPages is the walk's pages, with --pages auto settled on the first
@@ -80,6 +81,7 @@ func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, st *harvestS
 			}
 			next, skip := opt, int64(0)
 			next.Next = d.Next
+			next.Concurrency = 0 // the walk's context records one outcome: see pagesAtOnce
 			if isXMLStyle(d.Next) {
 				next.Items = ""
 			}
@@ -152,4 +154,29 @@ func skipRows(seq iter.Seq2[*paginate.Page, error], n int64) iter.Seq2[*paginate
 
 func failed(err error) iter.Seq2[*paginate.Page, error] {
 	return func(yield func(*paginate.Page, error) bool) { yield(nil, err) }
+}
+
+// pagesAtOnce is the walk's Options.Concurrency: --concurrent for an
+// explicit computed style, one page at a time otherwise. A retry.Outcome
+// records one call, so a walk fetching pages at once runs without one (see
+// outcomeRecorder), and --pages auto keeps its outcome for the link walks it
+// mostly settles on.
+func (j *job) pagesAtOnce() int {
+	switch name, _, _ := strings.Cut(paginate.Spelling(j.next), ":"); name {
+	case "offset", "page", "range":
+		if j.concurrency > 1 {
+			return j.concurrency
+		}
+	}
+	return 0
+}
+
+// outcomeRecorder returns ctx recording why retrying stopped on the walk's last
+// page, for the exit code; a walk fetching pages at once records none, and
+// then only a final 429 says a rate limit stopped it.
+func (j *job) outcomeRecorder(ctx context.Context) (context.Context, *retry.Outcome) {
+	if j.pagesAtOnce() > 1 {
+		return ctx, new(retry.Outcome)
+	}
+	return retry.WithOutcome(ctx)
 }

@@ -313,7 +313,9 @@ func TestBinaryOutputFormats(t *testing.T) {
 	for _, o := range outputExts[:3] {
 		t.Run(o.format, func(t *testing.T) {
 			srv := newPageServer(t, objects(1, 3), objects(4, 6), objects(7, 9))
+			srv.mu.Lock()
 			srv.fail[2] = http.StatusServiceUnavailable
+			srv.mu.Unlock()
 			out := filepath.Join(t.TempDir(), "rows"+o.ext)
 			cmd := exec.Command(bin, "harvest", "-q", "--retries", "0", srv.URL, "-o", out)
 			if err := cmd.Run(); cmd.ProcessState.ExitCode() != exitInterrupted {
