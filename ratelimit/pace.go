@@ -437,10 +437,3 @@ func maxTime(a, b time.Time) time.Time {
 	}
 	return b
 }
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}

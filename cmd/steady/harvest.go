@@ -9,7 +9,6 @@ import (
 	"iter"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +33,7 @@ type job struct {
 	total   string   // the --total field ("": the defaults)
 	allow   []string // --allow-host: hosts besides the first URL's
 	maxRows int
-	format  string // "jsonl" or "csv"
+	format  string // one of the fmt constants of output_format.go
 	out     string // "" means w
 	w       io.Writer
 	label   string // what w is called in messages ("" means stdout)
@@ -51,6 +50,12 @@ type job struct {
 	// detected, when set, is told once, after the first page, what the
 	// walk found out for itself (--pages auto, --items not given).
 	detected func(paginate.Detected)
+
+	// concurrency is --concurrent: the pages a computed style fetches at
+	// once.
+	concurrency int
+	// say, when set, is where --pages auto says what it detected.
+	say io.Writer
 }
 
 type result struct {
@@ -61,42 +66,17 @@ type result struct {
 	complete bool
 }
 
-// parsePages reads --pages: auto, link, json-links or cursor:FIELD:PARAM.
+// parsePages reads --pages as paginate.ParseStyle spells it.
 func parsePages(s string) (paginate.Next, error) {
-	switch {
-	case s == "auto":
-		return paginate.Auto, nil
-	case s == "link":
-		return paginate.LinkHeader, nil
-	case s == "json-links":
-		return paginate.JSONLinks, nil
-	case strings.HasPrefix(s, "cursor:"):
-		parts := strings.Split(s, ":")
-		if len(parts) == 3 && parts[1] != "" && parts[2] != "" {
-			if credentials.IsCredentialName(parts[2]) {
-				return nil, usagef("--pages %q: the cursor parameter %q looks like a credential", s, parts[2])
-			}
-			return paginate.Cursor(parts[1], parts[2]), nil
+	n, err := paginate.ParseStyle(s)
+	if err != nil {
+		var se *paginate.StyleError
+		if errors.As(err, &se) {
+			return nil, usagef("--pages %q: %s", s, se.Reason)
 		}
+		return nil, usagef("--pages %q: %v", s, err)
 	}
-	return nil, usagef("--pages %q: want auto, link, json-links or cursor:FIELD:PARAM", s)
-}
-
-// formatOf picks the output format from --format or the file's extension.
-func formatOf(out, format string) (string, error) {
-	if format != "" {
-		if format != "jsonl" && format != "csv" {
-			return "", usagef("--format %q: want jsonl or csv", format)
-		}
-		return format, nil
-	}
-	switch strings.ToLower(filepath.Ext(out)) {
-	case "", ".jsonl", ".ndjson", ".json":
-		return "jsonl", nil
-	case ".csv":
-		return "csv", nil
-	}
-	return "", usagef("cannot tell the format of %s from its extension; use --format jsonl or csv", out)
+	return n, nil
 }
 
 // run walks the pages and writes the items. With an output file, items go to
@@ -128,7 +108,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		res.resumed = j.resume
 	}
 	out := &byteCounter{w: w, n: st.Offset}
-	sink := newSink(j.format, out, st.Columns)
+	sink := j.output(out, st)
 	if cs, ok := sink.(*csvSink); ok {
 		cs.raw = j.csvRaw
 	}
@@ -138,13 +118,16 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		event.Emit(rep, event.Event{Kind: event.Resumed, Done: st.Done, Items: st.Rows})
 	}
 	if j.maxRows > 0 && st.Rows >= int64(j.maxRows) {
+		if err := sink.end(); err != nil {
+			return res, fmt.Errorf("writing %s: %w", j.name(), err)
+		}
 		return res, j.finish(file, st, &res)
 	}
 
 	// The hosts are the first URL's and --allow-host's, named even on a
 	// resume, whose first request is the saved next page.
 	opt := paginate.Options{Next: j.next, Items: j.items, TotalField: j.total, Reporter: rep,
-		AllowedHosts: j.policy().AllowedHosts}
+		AllowedHosts: j.policy().AllowedHosts, Concurrency: j.pagesAtOnce()}
 	if j.maxRows > 0 {
 		opt.MaxRows = j.maxRows - int(st.Rows)
 	}
@@ -160,9 +143,9 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		cp.interval = j.stateInterval
 	}
 	defer func() { _ = cp.wait() }()       // even on a panic, so that no state is written after run returns
-	ctx, outcome := retry.WithOutcome(ctx) // the last page's: why retrying stopped
+	ctx, outcome := j.outcomeRecorder(ctx) // the last page's: why retrying stopped
 	writeFailed := false
-	for page, werr := range ahead(ctx, walk.All) {
+	for page, werr := range ahead(ctx, j.autoPages(&walk, opt, st)) {
 		if werr != nil {
 			err = rateLimited(inFlagWords(werr), outcome)
 			var pe *paginate.Error
@@ -211,7 +194,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		}
 	}
 	if err == nil {
-		if err = sink.flush(); err != nil {
+		if err = sink.end(); err != nil {
 			err = fmt.Errorf("writing %s: %w", j.name(), err)
 			writeFailed = true
 		}
@@ -505,7 +488,7 @@ func newHarvest(g *globals) *cobra.Command {
 		pages, items, out, format, total string
 		allow                            []string
 		maxRows                          int
-		resume, force, csvRaw            bool
+		resume, force, csvRaw, flatten   bool
 		sharedQuota                      string
 	)
 	cmd := &cobra.Command{
@@ -515,9 +498,16 @@ func newHarvest(g *globals) *cobra.Command {
 output as it arrives; memory stays flat however large the collection.
 
 Pages are linked by an RFC 8288 Link header (--pages link), by OGC API /
-STAC JSON links (--pages json-links), or by a cursor field in the body sent
-back as a query parameter (--pages cursor:FIELD:PARAM). The default, --pages
-auto, tells the first two apart on the first page that names a next one.
+STAC JSON links (--pages json-links), by a cursor field in the body sent
+back as a query parameter (--pages cursor:FIELD:PARAM), by a next URL in
+the body (body-link:FIELD), or computed: offset:PARAM[:LIMITPARAM],
+page:PARAM[:SIZEPARAM], range[:SIZE] (PostgREST's Range header), and S3's
+XML continuation tokens (xml:TOKENPATH:PARAM[:ITEMSPATH], each element
+written as a JSON object of its children). Computed styles fetch
+--concurrent pages at once and write them in order. The default, --pages
+auto, walks a Link header or JSON links, and otherwise proves the style
+from the first page and says the flags it settled on; when nothing proves
+it, or that the first page is the only one, it fails (exit 1).
 --items names where the items are in each page (a dotted path such as data
 or result.items; "" for a top-level array); by default they are found on the
 first page: the page itself when it is an array, else the first array among
@@ -534,9 +524,13 @@ and a partial or state owned by another user is refused.
 A walk that ends with fewer or more rows than the first page announced
 (X-Total-Count, numberMatched, or the field --total names) fails with both
 numbers; the rows stay in FILE.partial.
+The -o extension picks the format: .jsonl, .json (one JSON array),
+.jsonl.gz, .jsonl.zst or .csv; each resumes as JSONL does.
 CSV columns are the union of the keys of the first rows' items, in the
-order first seen; fields first seen later go, as a JSON object, to the last
-column, _extra. Control characters in CSV cells are escaped (\x1b), and a
+order first seen; fields first seen later go, as a JSON object, to a last
+column, _extra, which a file has only once a row needs it. --flatten
+writes nested objects as dotted columns (a GeoJSON geometry stays JSON
+text). Control characters in CSV cells are escaped (\x1b), and a
 text cell starting with =, +, -, @, tab or CR gets a leading ', so that a
 spreadsheet shows it rather than runs it as a formula; --csv-raw writes the
 cells as the server sent them. Without -o, or with -o -, items are written to stdout as
@@ -563,12 +557,15 @@ resume; a symbolic link as the output is refused.`,
 			if resume && out == "" {
 				return usagef("--resume needs the -o file of the interrupted harvest")
 			}
-			fmtName, err := formatOf(out, format)
+			fmtName, err := formatOf(out, format, flatten)
 			if err != nil {
 				return err
 			}
 			if !cmd.Flags().Changed("items") {
 				items = paginate.FindItems
+				if isXMLStyle(next) {
+					items = "" // an XML walk finds its items by the style's path
+				}
 			} else if err := checkItemsPath(items); err != nil {
 				return err
 			}
@@ -613,8 +610,14 @@ resume; a symbolic link as the output is refused.`,
 			defer client.CloseIdleConnections()
 			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total, allow: hosts,
 				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force, csvRaw: csvRaw}
+			if s, err := g.settings(); err == nil {
+				j.concurrency = s.Concurrent
+			}
 			if !g.quiet && (pages == "auto" || items == paginate.FindItems) {
 				j.detected = func(d paginate.Detected) { fmt.Fprintln(g.stderr, detectedLine(d, pages, items)) }
+			}
+			if !g.quiet {
+				j.say = g.stderr
 			}
 			res, err := j.run(cmd.Context(), r)
 			r.Close()
@@ -625,18 +628,19 @@ resume; a symbolic link as the output is refused.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&pages, "pages", "auto", "how pages are linked: auto, link, json-links or cursor:FIELD:PARAM")
+	f.StringVar(&pages, "pages", "auto", "how pages are linked: auto, link, json-links, cursor:FIELD:PARAM, body-link:FIELD, offset:PARAM[:LIMITPARAM], page:PARAM[:SIZEPARAM], range[:SIZE] or xml:TOKENPATH:PARAM[:ITEMSPATH]")
 	f.StringVar(&items, "items", "", `where the items are in a page, a dotted path ("" for a top-level array; default: found on the first page)`)
-	f.StringVarP(&out, "output", "o", "", "output file, .jsonl or .csv (default: JSONL on stdout)")
+	f.StringVarP(&out, "output", "o", "", "output file, .jsonl, .json, .jsonl.gz, .jsonl.zst or .csv (default: JSONL on stdout)")
 	f.StringVar(&total, "total", "", "where the first page says how many items there are, a dotted path such as meta.total (default: the X-Total-Count header, or numberMatched)")
 	f.StringArrayVar(&allow, "allow-host", nil, "a host (host or host:port) that next links and redirects may lead to besides the URL's own (repeatable); the API key is never sent there")
-	f.StringVar(&format, "format", "", "output format, jsonl or csv (default: from the file's extension)")
+	f.StringVar(&format, "format", "", "output format, jsonl, json, jsonl.gz, jsonl.zst or csv (default: from the file's extension)")
+	f.BoolVar(&flatten, "flatten", false, "CSV: nested objects as dotted columns (a GeoJSON geometry stays JSON text)")
 	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")
 	f.BoolVar(&force, "force", false, "replace an existing output, or start an interrupted harvest over")
 	f.BoolVar(&csvRaw, "csv-raw", false, "write CSV cells exactly as the server sent them: no escaping of control characters, no ' before a leading =, +, -, @, tab or CR")
 	completeValues(cmd, "pages", pagesChoices...)
-	completeValues(cmd, "format", "jsonl\tone JSON value a line", "csv\tcomma-separated, a header of the first page's keys")
+	completeValues(cmd, "format", "jsonl\tone JSON value a line", "json\tone JSON array", "jsonl.gz\tgzip JSONL", "jsonl.zst\tzstd JSONL", "csv\tcomma-separated, a header of the first page's keys")
 	addSharedQuotaFlag(cmd, &sharedQuota)
 	return cmd
 }

@@ -139,7 +139,7 @@ func TestHarvestFailedWriteDoesNotAdvanceState(t *testing.T) {
 		t.Fatalf("resume: %d %q", code, errText)
 	}
 	header, ids := csvIDs(t, out)
-	if strings.Join(header, ",") != "id,name,_extra" {
+	if strings.Join(header, ",") != "id,name" {
 		t.Errorf("header %q", header)
 	}
 	checkExact(t, ids, 10)
@@ -267,7 +267,7 @@ func TestHarvestCSVEmptyFirstPage(t *testing.T) {
 		t.Fatalf("exit %d %q", code, errText)
 	}
 	header, ids := csvIDs(t, out)
-	if strings.Join(header, ",") != "id,name,_extra" {
+	if strings.Join(header, ",") != "id,name" {
 		t.Fatalf("header %q", header)
 	}
 	checkExact(t, ids, 4)
@@ -287,7 +287,7 @@ func TestHarvestCSVEmptyFirstPage(t *testing.T) {
 		t.Fatalf("resume: %d %q", code, errText)
 	}
 	header, ids = csvIDs(t, out)
-	if strings.Join(header, ",") != "id,name,_extra" {
+	if strings.Join(header, ",") != "id,name" {
 		t.Fatalf("resumed header %q", header)
 	}
 	checkExact(t, ids, 4)

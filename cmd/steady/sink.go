@@ -22,6 +22,9 @@ type sink interface {
 	buffered() (int, error)
 	flush() error
 	columns() []string
+	// end writes what follows the last row (a JSON array's bracket, a
+	// CSV header that grew) and flushes.
+	end() error
 }
 
 func newSink(format string, w io.Writer, cols []string) sink {
@@ -126,10 +129,13 @@ var stringStop = func() (t [256]bool) {
 func (s *jsonlSink) buffered() (int, error) { return s.bw.Buffered(), nil }
 func (s *jsonlSink) flush() error           { return s.bw.Flush() }
 func (s *jsonlSink) columns() []string      { return nil }
+func (s *jsonlSink) end() error             { return s.flush() }
 
 // extraColumn holds, as a JSON object, the fields of an item that the header
 // does not name: the header is the union of the keys of the first page, and
-// a field first seen later is kept rather than dropped.
+// a field first seen later is kept rather than dropped. A file gets the
+// column only once a row needs it (ADR 0326); a stream, which cannot be
+// rewritten, always has it.
 const extraColumn = "_extra"
 
 // csvSink writes items that are JSON objects as CSV rows. Strings are
@@ -142,24 +148,41 @@ type csvSink struct {
 	cols  []string
 	index map[string]int
 	row   []string
+	// flatten writes nested objects as dotted columns.
+	flatten bool
+	// partial is the file being written, "" for a stream. wide says the
+	// header written has _extra; extra that a row has needed it since.
+	partial     string
+	wide, extra bool
 }
 
 func (s *csvSink) setColumns(cols []string, writeHeader bool) error {
+	if !writeHeader && s.partial != "" && len(cols) > 0 && cols[len(cols)-1] == extraColumn {
+		// A resumed file whose rows needed _extra: columns() marks it so.
+		cols = cols[:len(cols)-1]
+		s.extra = len(cols) > 0
+	}
 	s.cols = cols
 	if s.cols == nil {
 		s.cols = []string{}
 	}
+	// No columns at all would be a blank header line, which CSV readers
+	// skip: such a file has _extra from the start, as a stream has.
+	s.wide = s.partial == "" || len(s.cols) == 0
 	s.index = make(map[string]int, len(cols))
 	for i, c := range cols {
 		s.index[c] = i
 	}
 	s.row = make([]string, len(cols)+1)
 	if writeHeader {
-		header := make([]string, 0, len(cols)+1)
+		h := make([]string, 0, len(cols)+1)
 		for _, c := range cols {
-			header = append(header, s.safe(c))
+			h = append(h, s.safe(c))
 		}
-		return s.w.Write(append(header, extraColumn))
+		if s.wide {
+			h = append(h, extraColumn)
+		}
+		return s.w.Write(h)
 	}
 	return nil
 }
@@ -170,6 +193,11 @@ func (s *csvSink) writePage(page int, items []json.RawMessage) error {
 		f, err := objectFields(it)
 		if err != nil {
 			return fmt.Errorf("item %d of page %d: %w; CSV output needs JSON objects (use a .jsonl output)", i+1, page, err)
+		}
+		if s.flatten {
+			if f, err = flattened("", f); err != nil {
+				return fmt.Errorf("item %d of page %d: %w", i+1, page, err)
+			}
 		}
 		parsed[i] = f
 	}
@@ -207,27 +235,34 @@ func (s *csvSink) writePage(page int, items []json.RawMessage) error {
 			}
 			s.row[i] = s.cell(f.raw)
 		}
+		row := s.row
 		if extra != nil {
 			b, err := json.Marshal(extra)
 			if err != nil {
 				return err
 			}
 			s.row[len(s.cols)] = string(b)
+			s.extra = true
+		} else if !s.wide {
+			row = s.row[:len(s.cols)]
 		}
-		if len(s.row) == 1 && s.row[0] == "" {
-			// A row of one empty cell would be a blank line, which CSV
-			// readers skip: write it quoted, so that it stays a row.
-			s.w.Flush()
-			if _, err := s.bw.WriteString("\"\"\n"); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := s.w.Write(s.row); err != nil {
+		if err := writeRow(s.w, s.bw, row); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeRow writes one CSV row. A row of one empty cell would be a blank
+// line, which CSV readers skip: it is written quoted, so that it stays a
+// row.
+func writeRow(w *csv.Writer, bw *bufio.Writer, row []string) error {
+	if len(row) == 1 && row[0] == "" {
+		w.Flush()
+		_, err := bw.WriteString("\"\"\n")
+		return err
+	}
+	return w.Write(row)
 }
 
 func (s *csvSink) buffered() (int, error) {
@@ -243,7 +278,14 @@ func (s *csvSink) flush() error {
 	return s.bw.Flush()
 }
 
-func (s *csvSink) columns() []string { return s.cols }
+// columns is what a resume needs to continue the file: the header's
+// columns, and _extra after them once a row of a file has needed it.
+func (s *csvSink) columns() []string {
+	if s.extra && !s.wide && s.partial != "" {
+		return append(append([]string(nil), s.cols...), extraColumn)
+	}
+	return s.cols
+}
 
 type field struct {
 	key string
