@@ -19,12 +19,12 @@ func TestHarvestCSVCellsAreSafe(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{nil, []string{`'=HYPERLINK("http://x")`, `\x1b]0;pwned\ared`, "-3", "'+1", "'@SUM(A1)", "'\tx", `'\rx`, "a\nb", "plain", ""}},
-		{[]string{"--csv-raw"}, []string{`=HYPERLINK("http://x")`, "\x1b]0;pwned\x07red", "-3", "+1", "@SUM(A1)", "\tx", "\rx", "a\nb", "plain", ""}},
+		{nil, []string{`'=HYPERLINK("http://x")`, `\x1b]0;pwned\ared`, "-3", "'+1", "'@SUM(A1)", "'\tx", `'\rx`, "a\nb", "plain"}},
+		{[]string{"--csv-raw"}, []string{`=HYPERLINK("http://x")`, "\x1b]0;pwned\x07red", "-3", "+1", "@SUM(A1)", "\tx", "\rx", "a\nb", "plain"}},
 	}
 	for _, c := range cases {
 		out := filepath.Join(t.TempDir(), "rows.csv")
-		if code, _, errText := cli(t, append([]string{"harvest", "-q", srv.URL, "-o", out}, c.args...)...); code != exitOK {
+		if code, _, errText := cli(t, append([]string{"harvest", "-q", "--pages", "link", srv.URL, "-o", out}, c.args...)...); code != exitOK {
 			t.Fatalf("%v: exit %d, %s", c.args, code, errText)
 		}
 		b, err := os.ReadFile(out)
@@ -38,7 +38,7 @@ func TestHarvestCSVCellsAreSafe(t *testing.T) {
 		if err != nil || len(rows) != 2 {
 			t.Fatalf("%v: %d rows, %v: %q", c.args, len(rows), err, b)
 		}
-		wantHeader := []string{"f", "esc", "n", "p", "at", "tab", "cr", "ml", "'=h", "_extra"}
+		wantHeader := []string{"f", "esc", "n", "p", "at", "tab", "cr", "ml", "'=h"}
 		if c.args != nil {
 			wantHeader[8] = "=h"
 		}
