@@ -48,11 +48,18 @@ no retry's, time to recover, and the requests the breaker refused.
 Scenario flapping: the service is down 15s and up 15s in turn for the
 minute, under the same policies.
 
+Scenario limiter: one client fans 500 requests out 32 at a time to a
+service behind a limiter of 50 requests per 5s that answers 429 with no
+header at all; retry alone against steady's defaults, whose breaker halves
+the concurrency on such a 429 and grows it back on successes (AIMD): time
+to finish against the limiter's floor, and the 429s drawn.
+
 Scenario policies: the outage under every policy side by side, steady's
 defaults included; --plot draws them all.`,
 		Example: `  steady simulate
   steady simulate --scenario outage --plot outage.svg
   steady simulate --scenario overload
+  steady simulate --scenario limiter
   steady simulate --scenario policies --plot policies.svg
   steady simulate --scenario contention --trials 20 --seed 7`,
 		Args: noArgs,
@@ -68,6 +75,9 @@ defaults included; --plot draws them all.`,
 			}
 			if plot != "" && scenario != "all" && scenario != "outage" && scenario != "policies" {
 				return usagef("--plot draws the outage's load; use --scenario outage, policies or all")
+			}
+			if scenario == "limiter" {
+				return runLimiter(cmd, seed)
 			}
 			if scenario == "overload" || scenario == "flapping" || scenario == "policies" {
 				return runOverload(cmd, g, scenario, clients, seed, plot, force)
@@ -161,12 +171,24 @@ defaults included; --plot draws them all.`,
 		"outage\ta fleet against a service that is down a while",
 		"overload\tthe outage with steady's circuit breaker and throttle",
 		"flapping\ta service down and up in turn",
+		"limiter\ta limiter answering 429 without headers",
 		"policies\tevery policy side by side, with the plot")
 	return cmd
 }
 
 // scenarios are the values of --scenario, in the order help lists them.
-var scenarios = []string{"all", "contention", "outage", "overload", "flapping", "policies"}
+var scenarios = []string{"all", "contention", "outage", "overload", "flapping", "limiter", "policies"}
+
+// runLimiter runs the headerless-429 scenario and prints its table.
+func runLimiter(cmd *cobra.Command, seed uint64) error {
+	runs, err := simulate.Limiter(simulate.LimiterConfig{Seed: seed})
+	if err != nil {
+		return &usageError{err: err}
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "Limiter: a fan-out against a limiter that answers 429 without headers (seed %d)\n\n", seed)
+	return simulate.WriteLimiterTable(w, runs)
+}
 
 // runOverload runs one of the scenarios of overload control: overload and
 // flapping print the overload table, policies the outage table of every

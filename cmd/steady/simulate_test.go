@@ -21,8 +21,12 @@ func TestSimulateOverloadScenarios(t *testing.T) {
 			}
 		}
 	}
+	code, out, errText := cli(t, "simulate", "--scenario", "limiter")
+	if code != exitOK || errText != "" || !strings.Contains(out, "vs floor") || !strings.Contains(out, "steady") {
+		t.Errorf("limiter: exit %d, stderr %q, output:\n%s", code, errText, out)
+	}
 	svg := filepath.Join(t.TempDir(), "policies.svg")
-	code, out, errText := cli(t, "simulate", "-q", "--scenario", "policies", "--clients", "5", "--plot", svg)
+	code, out, errText = cli(t, "simulate", "-q", "--scenario", "policies", "--clients", "5", "--plot", svg)
 	if code != exitOK || errText != "" {
 		t.Fatalf("policies: exit %d, stderr %q", code, errText)
 	}
@@ -45,7 +49,7 @@ func TestSimulateOverloadScenarios(t *testing.T) {
 
 func TestSimulateScenarioCompletion(t *testing.T) {
 	code, out, _ := runBinary(t, nil, "__complete", "simulate", "--scenario", "")
-	for _, want := range []string{"overload", "flapping", "policies"} {
+	for _, want := range []string{"overload", "flapping", "limiter", "policies"} {
 		if !strings.Contains(out, want+"\t") {
 			t.Errorf("exit %d, completions lack %q:\n%s", code, want, out)
 		}

@@ -103,3 +103,17 @@ func clip(s string, n int) string {
 // percent rounds down to hundredths of a percent, so a share just under
 // 100% never prints as 100.00%.
 func percent(share float64) float64 { return math.Floor(share*10000) / 100 }
+
+// WriteLimiterTable writes one line per run of the headerless-429
+// scenario: when the last part ended, against the limiter's floor, the
+// 429s drawn, the attempts sent and the parts that gave up.
+func WriteLimiterTable(w io.Writer, runs []LimiterRun) error {
+	ew := &errWriter{w: w}
+	pw := nameWidth(runs, func(r LimiterRun) string { return r.Policy })
+	ew.printf("%-*s  %9s  %9s  %9s  %6s  %8s  %6s\n", pw, "policy", "done (s)", "floor (s)", "vs floor", "429s", "attempts", "failed")
+	for _, r := range runs {
+		ew.printf("%-*s  %9.1f  %9.1f  %8.3fx  %6d  %8d  %6d\n", pw, r.Policy,
+			r.Done.Seconds(), r.Floor.Seconds(), r.OverFloor(), r.Refused, r.Attempts, r.Failed)
+	}
+	return ew.err
+}
