@@ -38,8 +38,7 @@
 // Overload control has four scenarios of its own (decision record 315).
 // In the three on the outage model, each client of an [OutagePolicy] with
 // Overload set has its own [breaker.Breaker], asked about every attempt
-// with the virtual
-// instant. [OverloadOutage] compares no retry, the budget with pacing and
+// with the virtual instant. [OverloadOutage] compares no retry, the budget with pacing and
 // [SteadyPolicy] (those plus the breaker) through the outage and two
 // windows after it; [Flapping] through a service down and up in turn;
 // [AllPolicies] puts every policy side by side. [WriteOverloadTable] shows
