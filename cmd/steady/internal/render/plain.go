@@ -10,15 +10,17 @@ import (
 
 // Plain renders events as short lines, one per notable event, for outputs
 // that are not terminals: pipes, files, CI logs. Each line starts with a
-// word to grep for: retry, waiting, stopped, quota, hint, progress.
+// word to grep for: retry, waiting, stopped, quota, hint, progress, breaker.
 //
 //	retry 1/4 GET https://api.example.gov/items?page=3: 503, waiting 1.2s (backoff)
+//	breaker open: api.example.gov; probing in 5s
 //	hint: api.example.gov accepts an API key; set STEADY_API_KEY to raise your rate limit
 //	progress: 12/40 sub-requests, 3400 rows, 1.2 MB, 2 retries, eta 1m20s
 //
 // Lines are throttled by the events' own times (see [Options]): at most one
-// progress line per Interval, at most one retry, waiting or stopped line per
-// host and NoticeInterval. A Plain is safe for concurrent use; each line is
+// progress line per Interval, at most one retry, waiting, stopped or breaker
+// limit line per host and NoticeInterval; a breaker's state changes always
+// print. A Plain is safe for concurrent use; each line is
 // written with one Write call.
 type Plain struct {
 	mu       sync.Mutex
@@ -63,7 +65,7 @@ func (p *Plain) Report(e event.Event) {
 		p.println(line)
 	}
 	switch {
-	case p.opt.Verbose && (e.Kind == event.RetryScheduled || e.Kind == event.Waiting || e.Kind == event.Stopped):
+	case p.opt.Verbose && (e.Kind == event.RetryScheduled || e.Kind == event.Waiting || e.Kind == event.Stopped || e.Kind == event.BreakerChanged):
 		// Said in full by the attempt line.
 	default:
 		p.report(e, t)
@@ -91,6 +93,10 @@ func (p *Plain) report(e event.Event, t time.Time) {
 		p.step(e, t)
 	case event.Resumed:
 		p.println(resumedLine(e))
+	case event.BreakerChanged:
+		if ok, held := breakerNotice(&p.notices, e); ok {
+			p.println(withSuppressed(breakerLine(e), held))
+		}
 	}
 }
 

@@ -22,7 +22,7 @@ import (
 //
 // The sub-request bar appears with the first SubrequestDone that carries a
 // total; without a total, rows and bytes are counters with a rate and no
-// percentage. Stops and the API-key hint are printed above the bars, where
+// percentage. Stops, breaker changes and the API-key hint are printed above the bars, where
 // they stay after the bars are redrawn.
 //
 // A Terminal is safe for concurrent use. [Terminal.Close] draws the final
@@ -111,6 +111,10 @@ func (t *Terminal) Report(e event.Event) {
 		}
 	case event.Resumed:
 		above = append(above, resumedLine(e))
+	case event.BreakerChanged:
+		if ok, held := breakerNotice(&t.notices, e); ok && !t.opt.Verbose {
+			above = append(above, withSuppressed(breakerLine(e), held))
+		}
 	case event.RequestFinished, event.PageReceived, event.SubrequestDone:
 		// Data arriving after the wait ended means the wait is over; a
 		// response handed back with an error status is no such sign.

@@ -24,9 +24,14 @@ func verboseLine(opt Options, e event.Event) (string, bool) {
 //	attempt 2/5 GET https://api.example.gov/items?page=3: 200
 //	attempt 5/5 GET https://api.example.gov/items?page=3: 503, stopped (attempts exhausted)
 //	hold GET https://api.example.gov/items: 3s (rate limited)
+//	breaker open: api.example.gov; probing in 5s
 //
-// Every piece of server text is cleaned as on every other line.
+// Every change of a host's breaker is such a line too, limit changes
+// included. Every piece of server text is cleaned as on every other line.
 func AttemptLine(e event.Event) (string, bool) {
+	if e.Kind == event.BreakerChanged {
+		return breakerLine(e), true
+	}
 	var head string
 	if e.Kind == event.Waiting {
 		head = "hold"

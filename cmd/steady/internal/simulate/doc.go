@@ -35,6 +35,19 @@
 // the load amplification while the service was down, the time it took to
 // recover, the share of requests that succeeded, and the load per second.
 //
+// Overload control has four scenarios of its own (decision record 315).
+// In the three on the outage model, each client of an [OutagePolicy] with
+// Overload set has its own [breaker.Breaker], asked about every attempt
+// with the virtual instant. [OverloadOutage] compares no retry, the budget with pacing and
+// [SteadyPolicy] (those plus the breaker) through the outage and two
+// windows after it; [Flapping] through a service down and up in turn;
+// [AllPolicies] puts every policy side by side. [WriteOverloadTable] shows
+// the attempts sent while the service was down against no retry's.
+// [Limiter] is a fan-out against a limiter that answers 429 without any
+// header, under retry alone and [SteadyPolicy], whose breaker halves the
+// concurrency on such a 429 (AIMD); [WriteLimiterTable] shows the time to
+// finish against the limiter's floor and the 429s drawn.
+//
 // [WriteContentionTable] and [WriteOutageTable] write fixed-width text
 // tables; [WriteOutageSVG] writes a chart of the load on the service over
 // time, one line per policy, as plain SVG. Nothing is printed unless one of

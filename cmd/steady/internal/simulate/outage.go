@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/budget"
 	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
@@ -58,6 +59,11 @@ type OutagePolicy struct {
 	// sharing it through a [budget.Store] do (the store keeps the same
 	// arithmetic; its leases of two re-sends are not modelled).
 	SharedBudget bool
+	// Overload, when set, is a template: each client gets its own
+	// [breaker.Breaker] made from it, asked about every attempt as the
+	// transport asks Policy.Overload (which the simulator ignores), with
+	// the virtual instant. Its Rand and OnChange are the simulator's.
+	Overload *breaker.Config
 }
 
 // OutagePolicies returns the four policies of scenario 2: no retry (one
@@ -100,6 +106,10 @@ type OutageConfig struct {
 	// RateLimit-Policy announces each client's share of Capacity a second
 	// as its quota.
 	Reset time.Duration
+	// Flap, when positive, makes the outage flap: through the Down
+	// stretch the service is down for Flap and up for Flap in turn,
+	// starting down (0: down throughout).
+	Flap time.Duration
 	// RetryAfter, when positive, is sent as Retry-After on every 503; every
 	// retrying policy then waits it out, as the transport does (0: none).
 	RetryAfter time.Duration
@@ -199,6 +209,8 @@ func (c OutageConfig) validate() error {
 		return bad("After", "makes the run longer than a day (%v)", c.Before+c.Down+c.After)
 	case c.Reset > 0 && c.Reset%time.Second != 0:
 		return bad("Reset", "is %v; the RateLimit field carries whole seconds", c.Reset)
+	case c.Flap < 0:
+		return bad("Flap", "is negative (%v)", c.Flap)
 	case c.RetryAfter < 0:
 		return bad("RetryAfter", "is negative (%v)", c.RetryAfter)
 	case c.NetworkMean < 0 || c.NetworkStdDev < 0:
@@ -213,6 +225,12 @@ func (c OutageConfig) validate() error {
 		if p.Policy.MaxAttempts > maxOutageAttempts {
 			return bad("Policies", "[%d] %q has MaxAttempts %d; at most %d can be simulated",
 				i, p.Name, p.Policy.MaxAttempts, maxOutageAttempts)
+		}
+		if p.Overload != nil {
+			if err := p.Overload.Validate(); err != nil {
+				return &ConfigError{Scenario: "outage", Field: "Policies",
+					Problem: fmt.Sprintf("[%d] %q has an invalid Overload", i, p.Name), Err: err}
+			}
 		}
 	}
 	return validatePolicies("outage", len(c.Policies), func(i int) (string, retry.Policy, bool) {
@@ -253,6 +271,9 @@ type OutageRun struct {
 	Peak float64
 	// Stops counts requests that ended without success, by reason.
 	Stops Stops
+	// Opens counts how often a client's circuit opened (from closed or
+	// half-open), over all clients; 0 without overload control.
+	Opens int64
 	// Load counts the attempts reaching the service, Served those of them
 	// it served rather than refused, and Offered the requests issued.
 	Load, Offered, Served []int64
@@ -265,6 +286,7 @@ type Stops struct {
 	Budget      int64 // the budget refused a re-send ([retry.ErrBudget])
 	RetryAfter  int64 // the server asked for too long a wait ([retry.ErrRetryAfter])
 	RateLimited int64 // the pacing hold was too long ([retry.ErrRateLimited])
+	Overload    int64 // the client's breaker refused the attempt ([retry.ErrOverload])
 }
 
 // Amplification is the load the service saw while down, relative to the

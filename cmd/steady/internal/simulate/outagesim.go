@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/budget"
 	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
@@ -19,6 +20,7 @@ const (
 	evArrive               // an attempt reaches the healthy service
 	evOK                   // a 200 reaches the client
 	evRefused              // a 503 reaches the client
+	evResend               // a re-send's wait is over: ask the breaker, then pacing, then send
 )
 
 // epoch is the virtual instant a run starts at. Only differences matter; a
@@ -40,6 +42,8 @@ type outageSim struct {
 
 	budgets []*budget.Budget  // one per client, or nil
 	pacers  []ratelimit.Pacer // one per client, as one per transport; nil without pacing
+
+	breakers []*breaker.Breaker // one per client, as one per facade; nil without overload control
 
 	// the service
 	busyUntil   time.Duration // when the requests admitted so far are done
@@ -95,6 +99,10 @@ func newOutageSim(cfg *OutageConfig, p OutagePolicy) *outageSim {
 	if p.Policy.Pacer != nil {
 		s.pacers = make([]ratelimit.Pacer, cfg.Clients)
 	}
+	if p.Overload != nil {
+		s.breakers = newBreakers(cfg, p, &s.out)
+	}
+	s.policy.Overload = nil // the loop below asks s.breakers, by virtual time
 	s.out.Policy = p.Name
 	return s
 }
@@ -148,9 +156,12 @@ func (s *outageSim) run() OutageRun {
 		case evArrive:
 			s.arrive(e.at, e.job)
 		case evOK:
+			s.settle(e.at, e.job, breaker.Success, 0)
 			s.finish(e.job, true, nil)
 		case evRefused:
 			s.refused(e.at, e.job)
+		case evResend:
+			s.resend(e.at, e.job)
 		}
 	}
 	s.summarize()
@@ -179,6 +190,9 @@ func (s *outageSim) issue(now time.Duration, c int32) {
 // and reserves its slot; re-sends take theirs in refused, as the transport
 // does.
 func (s *outageSim) begin(now time.Duration, r job) {
+	if s.breakers != nil && !s.admit(now, &r) {
+		return
+	}
 	if s.pacers != nil && s.hold(now, r) {
 		return
 	}
@@ -195,6 +209,7 @@ func (s *outageSim) begin(now time.Duration, r job) {
 func (s *outageSim) hold(at time.Duration, r job) bool {
 	h := s.pacers[r.client].Hold(host, "", epoch.Add(at), s.maxRetryAfter)
 	if h.Refused {
+		s.settle(at, r, breaker.Abandoned, 0)
 		s.finish(r, false, &s.out.Stops.RateLimited)
 		return true
 	}
@@ -222,7 +237,7 @@ func (s *outageSim) send(now time.Duration, r job) {
 	r.attempt++
 	at := now + s.net.delay(s.rng)
 	bump(&s.out.Load, at)
-	if at >= s.downFrom && at < s.downUntil {
+	if s.down(at) {
 		s.out.DownAttempts++
 		if r.attempt == 1 {
 			s.out.DownFirst++
@@ -247,12 +262,23 @@ func (s *outageSim) arrive(now time.Duration, r job) {
 	s.q.push(s.busyUntil+s.net.delay(s.rng), evOK, r)
 }
 
+// down reports whether the service refuses everything at instant at: in
+// the Down stretch, and with Flap set only in its down halves.
+func (s *outageSim) down(at time.Duration) bool {
+	if at < s.downFrom || at >= s.downUntil {
+		return false
+	}
+	return s.cfg.Flap <= 0 || (at-s.downFrom)/s.cfg.Flap%2 == 0
+}
+
 // refused is the rest of the transport's attempt loop after a 503: read the
 // server's hints, decide whether to re-send, and after how long.
 func (s *outageSim) refused(at time.Duration, r job) {
 	now := epoch.Add(at)
 	p := &s.policy
 	hint, hasHint := retry.ParseRetryAfter(s.retryAfter, now)
+	s.settle(at, r, breaker.Failure, hint)
+	r.ticket = nil
 	if s.pacers != nil {
 		if q, ok := ratelimit.Parse(s.refusal, now); ok {
 			s.pacers[r.client].Observe(host, "", q, now, now) // a refusal is news whenever it was sent
@@ -275,17 +301,40 @@ func (s *outageSim) refused(at time.Duration, r job) {
 	} else {
 		wait = delay(*p, JitterFull, int(r.attempt), r.prevWait, s.rng.Float64())
 	}
+	if s.breakers != nil && s.breakers[r.client].Check(now, host, "") != nil {
+		s.finish(r, false, &s.out.Stops.Overload) // refused before the wait, the 503 in hand
+		return
+	}
 	if s.budgets != nil && !s.budgets[r.client].Withdraw(now) {
 		s.finish(r, false, &s.out.Stops.Budget)
 		return
 	}
 	r.prevWait = wait
+	if s.breakers != nil {
+		// The re-send asks the breaker when its wait is over, as the
+		// transport does, so the breaker sees each client's time move
+		// forward only.
+		s.q.push(at+wait, evResend, r)
+		return
+	}
 	if s.pacers != nil && s.hold(at+wait, r) {
 		return
 	}
 	// Nothing can change between now and the re-send, so it is put on the
 	// network at once, saving an event.
 	s.send(at+wait, r)
+}
+
+// resend is the transport's re-send once its wait is over: the breaker,
+// then the pacer, then the network.
+func (s *outageSim) resend(at time.Duration, r job) {
+	if !s.admit(at, &r) {
+		return
+	}
+	if s.pacers != nil && s.hold(at, r) {
+		return
+	}
+	s.send(at, r)
 }
 
 func (s *outageSim) finish(r job, ok bool, stop *int64) {

@@ -1,6 +1,10 @@
 package simulate
 
-import "time"
+import (
+	"time"
+
+	"github.com/steadyhttp/steady/breaker"
+)
 
 // event is one thing that happens at a virtual instant, with the state of
 // the one job it concerns. A job has exactly one event pending at a time,
@@ -15,7 +19,8 @@ type event struct {
 // job is the state of a contending client, or of one logical request of
 // the outage scenario.
 type job struct {
-	prevWait time.Duration // the last wait taken before a re-send
+	prevWait time.Duration   // the last wait taken before a re-send
+	ticket   *breaker.Ticket // the attempt's admission by the client's breaker, or nil
 	client   int32
 	attempt  uint16 // attempts sent so far
 	after    bool   // issued once the service was back
