@@ -28,7 +28,8 @@ const (
 
 // The waits below model the transport's: the same formulas (architecture
 // decisions 4 and 5) over a policy's bounds with config's defaults. A change
-// to the transport's waits is made here too.
+// to the transport's waits is made here too; TestWaitsAreTheTransports
+// holds the copies to the transport itself.
 
 // bounds returns p's backoff and Retry-After bounds with their defaults.
 func bounds(p retry.Policy) (initial, maxBackoff, maxRetryAfter time.Duration) {
