@@ -165,6 +165,15 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil {
 		return t.next.RoundTrip(req) // it reports the missing URL
 	}
+	if len(t.keys) == 0 && req.Response == nil && req.URL.User == nil {
+		// No key and a first hop: nothing to attach, withhold or find, and
+		// hand-set credentials are scoped only on hops that follow.
+		resp, err := t.next.RoundTrip(req)
+		if resp != nil {
+			resp.Request = req
+		}
+		return resp, err
+	}
 	dest := originOf(req.URL)
 	foreign := false
 	if req.Response != nil {

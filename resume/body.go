@@ -275,6 +275,9 @@ func (b *body) fail(stop error, status int, cause error) error {
 // record updates the caller's outcome after a continuation.
 func (b *body) record(stop error, status int, cause error) {
 	out := b.out
+	if out == nil {
+		return // the caller keeps no outcome
+	}
 	out.Attempts = b.attempts
 	out.Resumes = b.res.resumes
 	out.Waited = b.waited

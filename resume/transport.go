@@ -43,17 +43,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if _, inAttempt := liveness.BodyInAttempt(ctx); inAttempt {
 		return t.next.RoundTrip(req) // the body is read below, inside the attempt: nothing to hand over
 	}
-	out := retry.OutcomeFrom(ctx)
-	if out == nil {
-		// The body's errors count the attempts of the call that produced it.
-		ctx, out = retry.WithOutcome(ctx)
-		req = req.WithContext(ctx)
-	}
-	resp, err := t.next.RoundTrip(req)
+	// The body's errors count the attempts of the call that produced it,
+	// and update the caller's outcome, if it keeps one.
+	resp, o, err := t.next.RoundTripOutcome(req)
 	if err != nil {
 		return nil, err
 	}
-	t.handOver(req, resp, out)
+	t.handOver(req, resp, retry.OutcomeFrom(ctx), o)
 	return resp, nil
 }
 
@@ -74,7 +70,7 @@ func Off(ctx context.Context) context.Context {
 // progress on a shared tracker, and continuation when the response proves
 // its body. A body nothing of that applies to is left as the transport
 // below made it.
-func (t *Transport) handOver(req *http.Request, resp *http.Response, out *retry.Outcome) {
+func (t *Transport) handOver(req *http.Request, resp *http.Response, out *retry.Outcome, o retry.Outcome) {
 	if resp.Body == nil || resp.Body == http.NoBody ||
 		resp.StatusCode == http.StatusSwitchingProtocols { // a writable body, not a stream
 		return
@@ -97,5 +93,5 @@ func (t *Transport) handOver(req *http.Request, resp *http.Response, out *retry.
 		tr = liveness.New() // the stall budget of continuations measures from the hand-over on
 	}
 	resp.Body = &body{t: t, req: req, ctx: ctx, p: p, out: out, tr: tr, idle: idle, res: res,
-		attempts: out.Attempts, waited: out.Waited, rc: liveness.BoundReads(resp.Body, idle)}
+		attempts: o.Attempts, waited: o.Waited, rc: liveness.BoundReads(resp.Body, idle)}
 }

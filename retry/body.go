@@ -89,7 +89,7 @@ func preReads(method string, resp *http.Response, limit int64) bool {
 	case limit <= 0, resp.Body == nil, resp.Body == http.NoBody, resp.ContentLength == 0,
 		resp.ContentLength > limit,
 		resp.StatusCode == http.StatusPartialContent, resp.StatusCode == http.StatusSwitchingProtocols,
-		eventStream(resp.Header.Get("Content-Type")):
+		eventStream(field(resp.Header, "Content-Type")):
 		return false
 	}
 	return resp.StatusCode != http.StatusOK || resp.Uncompressed || !validated(resp.Header)
@@ -118,10 +118,10 @@ func eventStream(contentType string) bool {
 // a broken body with: a strong ETag, or a Last-Modified at least a second
 // older than the response's Date (RFC 9110, 8.8.2.2).
 func validated(h http.Header) bool {
-	if et := h.Get("Etag"); len(et) >= 2 && et[0] == '"' && et[len(et)-1] == '"' {
+	if et := field(h, "Etag"); len(et) >= 2 && et[0] == '"' && et[len(et)-1] == '"' {
 		return true
 	}
-	lm := h.Get("Last-Modified")
+	lm := field(h, "Last-Modified")
 	if lm == "" {
 		return false
 	}
@@ -129,8 +129,18 @@ func validated(h http.Header) bool {
 	if err != nil {
 		return false
 	}
-	date, err := http.ParseTime(h.Get("Date"))
+	date, err := http.ParseTime(field(h, "Date"))
 	return err != nil || date.Sub(mod) >= time.Second
+}
+
+// field returns the first value of the field named by canonicalKey, which
+// must already be in canonical form: Header.Get canonicalizes its key on
+// every call, a few hundred instructions on each response this reads.
+func field(h http.Header, canonicalKey string) string {
+	if v := h[canonicalKey]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // preRead reads resp's body inside the attempt, at most limit bytes: a

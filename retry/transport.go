@@ -80,6 +80,22 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return c.run()
 }
 
+// RoundTripOutcome is RoundTrip that also returns the call's [Outcome],
+// for a layer above that reads it (as the body layer does) without adding
+// a context value and a request copy to every call. An Outcome in the
+// request's context ([WithOutcome]) is filled as well.
+func (t *Transport) RoundTripOutcome(req *http.Request) (*http.Response, Outcome, error) {
+	ctx := req.Context()
+	p, err := t.policyFor(ctx)
+	if err != nil {
+		closeRequestBody(req)
+		return nil, Outcome{}, err
+	}
+	c := call{t: t, p: p, req: req, ctx: ctx, out: outcomeFrom(ctx), start: time.Now()}
+	resp, err := c.run()
+	return resp, *c.outcome(), err
+}
+
 // PolicyFor returns the policy a request whose context is ctx is sent under:
 // the transport's, changed by the overrides in ctx ([WithOverride]), every
 // zero field set to its default. A layer above reads its bounds from it, as
@@ -119,7 +135,8 @@ type call struct {
 	p       *Policy
 	req     *http.Request
 	ctx     context.Context
-	out     *Outcome
+	out     *Outcome // the context's; nil: own records the call
+	own     Outcome
 	start   time.Time
 	tracker *liveness.Tracker
 	waited  time.Duration
@@ -479,8 +496,8 @@ func (c *call) waitOut(n int, f *failure, v verdict) error {
 	if f.hasHint {
 		c.noteHint(f.hint)
 	}
-	if f.status != 0 && c.out != nil {
-		c.out.Status = f.status
+	if f.status != 0 {
+		c.outcome().Status = f.status
 	}
 	if c.p.Reporter != nil {
 		c.emit(event.Event{Kind: event.RetryScheduled, Attempt: n, Status: f.status, ErrClass: f.class,
@@ -570,33 +587,30 @@ func (c *call) redacted() string {
 }
 
 func (c *call) finish(attempts int, stop error, status int, hint time.Duration, cause error) {
-	if c.out == nil {
-		return
-	}
-	c.out.Attempts = attempts
-	c.out.Stop = stop
+	o := c.outcome()
+	o.Attempts = attempts
+	o.Stop = stop
 	if status != 0 {
-		c.out.Status = status
+		o.Status = status
 	}
 	if hint != 0 {
-		c.out.RetryAfter = hint
+		o.RetryAfter = hint
 	}
-	c.out.Waited = c.waited
-	c.out.Cause = cause
+	o.Waited = c.waited
+	o.Cause = cause
 }
 
-func (c *call) noteHint(hint time.Duration) {
+func (c *call) noteHint(hint time.Duration) { c.outcome().RetryAfter = hint }
+
+// outcome is where the call records itself: the context's Outcome, or its own.
+func (c *call) outcome() *Outcome {
 	if c.out != nil {
-		c.out.RetryAfter = hint
+		return c.out
 	}
+	return &c.own
 }
 
-func (c *call) lastStatus() int {
-	if c.out != nil {
-		return c.out.Status
-	}
-	return 0
-}
+func (c *call) lastStatus() int { return c.outcome().Status }
 
 func (c *call) emit(e event.Event) {
 	c.fill(&e)
