@@ -101,18 +101,22 @@ func preReads(method string, resp *http.Response, limit int64) bool {
 // (a Kubernetes watch).
 func eventStream(contentType string) bool {
 	mt, params, _ := strings.Cut(contentType, ";")
-	switch strings.ToLower(strings.TrimSpace(mt)) {
-	case "text/event-stream", "application/x-ndjson", "application/jsonl", "application/json-seq",
-		"application/stream+json", "multipart/x-mixed-replace":
-		return true
+	mt = strings.TrimSpace(mt)
+	for _, s := range streamTypes {
+		if len(mt) == len(s) && strings.EqualFold(mt, s) {
+			return true
+		}
 	}
-	if !strings.Contains(strings.ToLower(params), "stream") {
+	if params == "" || !strings.Contains(strings.ToLower(params), "stream") {
 		return false
 	}
 	_, p, err := mime.ParseMediaType(contentType)
 	_, ok := p["stream"]
 	return err == nil && ok
 }
+
+var streamTypes = [...]string{"text/event-stream", "application/x-ndjson", "application/jsonl",
+	"application/json-seq", "application/stream+json", "multipart/x-mixed-replace"}
 
 // validated reports whether h carries a validator the body layer continues
 // a broken body with: a strong ETag, or a Last-Modified at least a second

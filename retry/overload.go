@@ -3,7 +3,6 @@ package retry
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -47,14 +46,17 @@ func refuse(err error) error {
 // overloadHost is the host as the breaker keys it: lower case, with the
 // port the request dials.
 func overloadHost(r *http.Request) string {
-	host, port := strings.ToLower(r.URL.Hostname()), r.URL.Port()
-	if port == "" {
-		port = "80"
+	// URL.Host is host[:port] with an IPv6 literal in brackets already,
+	// which is the key's form once its port is there.
+	host := strings.TrimSuffix(r.URL.Host, ":")
+	if i := strings.LastIndexByte(host, ':'); i < 0 || strings.IndexByte(host[i:], ']') >= 0 {
 		if strings.EqualFold(r.URL.Scheme, "https") {
-			port = "443"
+			host += ":443"
+		} else {
+			host += ":80"
 		}
 	}
-	return net.JoinHostPort(host, port)
+	return strings.ToLower(host)
 }
 
 // admit asks the breaker whether attempt n may be sent now, and waits out
