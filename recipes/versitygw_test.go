@@ -59,7 +59,7 @@ func startVersityGW(t *testing.T) string {
 	addr := l.Addr().String()
 	l.Close()
 	out := &tail{max: 16 << 10}
-	cmd := exec.Command(bin, "--access", s3Access, "--secret", s3Secret, "--port", addr, "posix", root)
+	cmd := exec.Command(bin, "--quiet", "--access", s3Access, "--secret", s3Secret, "--port", addr, "posix", root)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY=", "ROOT_SECRET_KEY=")
 	if err := cmd.Start(); err != nil {
