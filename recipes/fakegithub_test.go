@@ -33,6 +33,7 @@ type fakeGitHub struct {
 	used    int
 	until   time.Time // the end of the secondary limit's wait
 	arrived []arrival
+	foreign []string // the Authorization of each request to another host
 }
 
 // An arrival is one request as the fake saw it.
@@ -55,6 +56,15 @@ const (
 )
 
 func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Host != "api.github.com" {
+		// Another host, which a redirect leads to: it needs no token
+		// and must get none.
+		f.mu.Lock()
+		f.foreign = append(f.foreign, r.Header.Get("Authorization"))
+		f.mu.Unlock()
+		fmt.Fprint(w, `{"id":23096959,"name":"go","full_name":"golang/go"}`)
+		return
+	}
 	f.mu.Lock()
 	a := f.admit(r)
 	f.mu.Unlock()
@@ -86,6 +96,11 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		w.WriteHeader(http.StatusNotFound)
 		fmt.Fprint(w, `{"message":"Not Found","documentation_url":"https://docs.github.com/rest","status":"404"}`)
+		return
+	}
+	if body == nil {
+		h.Set("Location", link)
+		w.WriteHeader(http.StatusFound)
 		return
 	}
 	if link != "" {
@@ -136,10 +151,13 @@ func (f *fakeGitHub) admit(r *http.Request) arrival {
 	return a
 }
 
-// resource is the JSON of the endpoint asked for, and its Link field.
+// resource is the JSON of the endpoint asked for and its Link field, or
+// no JSON and the Location of a redirect to another host.
 func (f *fakeGitHub) resource(r *http.Request) (body []byte, link string, ok bool) {
 	var v any
 	switch r.URL.Path {
+	case "/repos/golang/moved":
+		return nil, "https://mirror.example.net/repos/golang/go", true
 	case "/orgs/golang/repos":
 		v = []map[string]any{{"id": 23096959, "name": "go", "full_name": "golang/go"}, {"id": 1, "name": "tools", "full_name": "golang/tools"}}
 	case "/repos/golang/go/issues":

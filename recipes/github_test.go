@@ -12,6 +12,7 @@ import (
 
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/internal/wiretest"
 )
 
 const githubToken = "ghp_fakeT0kenForTheRecipeTest0000000000"
@@ -93,6 +94,7 @@ func newFakeGitHub(limit int, window time.Duration, retry int) *fakeGitHub {
 func TestGitHubRecipe(t *testing.T) {
 	f := newFakeGitHub(6, time.Second, 1)
 	_, tr := tlsServer(t, f, nil)
+	wiretest.For(t).Key(credentials.Key{Header: "Authorization", Value: "Bearer " + githubToken, Hosts: []string{"api.github.com"}})
 	var gh *github.Client
 	ctx := context.Background()
 	if err := githubRecipe(ctx, steady.Options{Transport: tr}, githubToken, &gh); err != nil {
@@ -100,6 +102,18 @@ func TestGitHubRecipe(t *testing.T) {
 	}
 	listAllIssues(ctx, t, gh, 3)
 	checkGitHubLog(t, f, f.log())
+	// A repository moved to another host: go-github follows the redirect
+	// through steady, and the token stays behind.
+	repo, _, err := gh.Repositories.Get(ctx, "golang", "moved")
+	if err != nil || repo.GetFullName() != "golang/go" {
+		t.Fatalf("Get of a moved repository: %v, %v", repo, err)
+	}
+	f.mu.Lock()
+	foreign := f.foreign
+	f.mu.Unlock()
+	if len(foreign) != 1 || foreign[0] != "" {
+		t.Errorf("the other host received %d requests with Authorization %q; want one, without", len(foreign), foreign)
+	}
 }
 
 // The same recipe in virtual time, over an in-memory TLS connection: a
