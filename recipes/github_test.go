@@ -13,6 +13,7 @@ import (
 	"github.com/steadyhttp/steady"
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/internal/wiretest"
+	"github.com/steadyhttp/steady/retry"
 )
 
 const githubToken = "ghp_fakeT0kenForTheRecipeTest0000000000"
@@ -183,6 +184,60 @@ func TestGitHubWithoutTheRecipeRefusesItself(t *testing.T) {
 		}
 		if n := len(f.log()); n != 2 {
 			t.Errorf("the fake saw %d requests; go-github refused without sending", n)
+		}
+		tr.CloseIdleConnections()
+	})
+}
+
+// GitHub's primary window is an hour. Once an answer said the quota is
+// spent until a reset beyond Policy.MaxRetryAfter (60 s), the recipe's
+// next call ends at once, without a request, with an error matching
+// retry.ErrRateLimited, as the README says. A client with MaxRetryAfter
+// raised to the hour, new to the spent quota, draws its 403, waits the
+// hour it names and succeeds; its next call waits for the next reset. A
+// default client new to the spent quota gets the 403 back at once, as
+// go-github's *RateLimitError.
+func TestGitHubRecipeHourlyWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeGitHub{token: githubToken, limit: 1, window: time.Hour}
+		_, tr := tlsServer(t, f, newPipeListener())
+		ctx := context.Background()
+		var gh *github.Client
+		if err := githubRecipe(ctx, steady.Options{Transport: tr}, githubToken, &gh); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := gh.Repositories.ListByOrg(ctx, "golang", nil)
+		if !errors.Is(err, retry.ErrRateLimited) {
+			t.Fatalf("second call: %v; want an error matching retry.ErrRateLimited", err)
+		}
+		if n := len(f.log()); n != 1 {
+			t.Errorf("the fake saw %d requests; the refused call must send none", n)
+		}
+		// A new client does not know the quota is spent: its 403, naming
+		// a reset beyond MaxRetryAfter, comes back to go-github at once.
+		var fresh *github.Client
+		err = githubRecipe(ctx, steady.Options{Transport: tr}, githubToken, &fresh)
+		var rl *github.RateLimitError
+		if !errors.As(err, &rl) {
+			t.Fatalf("a new client's call: %v; want go-github's *RateLimitError", err)
+		}
+		tr.CloseIdleConnections()
+
+		start := time.Now()
+		if err := githubRecipe(ctx, steady.Options{Transport: tr, Policy: retry.Policy{MaxRetryAfter: time.Hour}}, githubToken, &gh); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := gh.Repositories.ListByOrg(ctx, "golang", nil); err != nil {
+			t.Fatalf("with MaxRetryAfter an hour: %v", err)
+		}
+		log := f.log()[1:] // after the first call: the new client's 403, then the raised one's
+		if len(log) != 4 || log[1].why != "primary" || log[2].why != "" || log[3].why != "" {
+			t.Fatalf("the fake saw %+v; want the first call, one 403 drawn by the new client, then two answers", log)
+		}
+		for i, want := range []time.Duration{time.Hour, 2 * time.Hour} {
+			if got := log[i+2].at.Sub(start); got < want || got > want+time.Second {
+				t.Errorf("request %d sent %v after the 403, want %v (a reset on the hour)", log[i+2].n, got, want)
+			}
 		}
 		tr.CloseIdleConnections()
 	})
