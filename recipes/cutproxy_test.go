@@ -31,6 +31,7 @@ type cutRule struct {
 	line     string
 	up, down int64
 	times    int
+	before   func() // run as the cut is made, before the connection closes (nil: none)
 }
 
 func newCutProxy(t *testing.T, target string) *cutProxy {
@@ -103,6 +104,7 @@ type link struct {
 	mu             sync.Mutex
 	up, down       int64
 	line           string
+	before         func()
 	once           sync.Once
 }
 
@@ -145,6 +147,12 @@ func (l *link) copy(dst, src net.Conn, upload bool) {
 				return
 			}
 			if cut {
+				l.mu.Lock()
+				before := l.before
+				l.mu.Unlock()
+				if before != nil {
+					before()
+				}
 				l.shut(l.line)
 				return
 			}
@@ -182,7 +190,7 @@ func (l *link) arm(chunk []byte) {
 		if r.times > 0 && bytes.HasPrefix(line, []byte(r.line)) {
 			r.times--
 			l.mu.Lock()
-			l.up, l.down, l.line = r.up, r.down, string(line)
+			l.up, l.down, l.line, l.before = r.up, r.down, string(line), r.before
 			if r.up == 0 {
 				l.up = -1
 			}

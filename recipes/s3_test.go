@@ -81,7 +81,8 @@ func getHash(ctx context.Context, s3c *s3.Client, key string) ([32]byte, int64, 
 // The AWS recipe against versitygw through cut connections: an upload cut
 // mid-way is re-sent from the seekable body, a download cut mid-body is
 // continued by a validated Range request, a listing cut mid-body is
-// re-sent whole, and every byte is checked by its hash.
+// re-sent whole (and so are two pages of a paginated listing, every key
+// listed once), and every byte is checked by its hash.
 func TestS3Recipe(t *testing.T) {
 	w := newS3World(t)
 	s3c := w.client(t, steady.Options{})
@@ -143,8 +144,29 @@ func TestS3Recipe(t *testing.T) {
 		}
 	})
 
-	if got := len(w.proxy.done()); got != 4 {
-		t.Errorf("the proxy cut %d connections (%q), want 4", got, w.proxy.done())
+	t.Run("ListObjectsV2 pages cut", func(t *testing.T) {
+		w.proxy.cut(cutRule{line: "GET /" + bucket + "?continuation-token=", down: 1500, times: 2})
+		seen := map[string]bool{}
+		pages := s3.NewListObjectsV2Paginator(s3c, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String("list/"), MaxKeys: aws.Int32(10)})
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range page.Contents {
+				if seen[*o.Key] {
+					t.Errorf("%s listed twice", *o.Key)
+				}
+				seen[*o.Key] = true
+			}
+		}
+		if len(seen) != 60 {
+			t.Errorf("%d keys listed over the pages, want 60", len(seen))
+		}
+	})
+
+	if got := len(w.proxy.done()); got != 6 {
+		t.Errorf("the proxy cut %d connections (%q), want 6", got, w.proxy.done())
 	}
 }
 
@@ -178,5 +200,44 @@ func TestS3RecipeUploadBeyondTheReplayBound(t *testing.T) {
 	}
 	if got := len(w.proxy.done()); got != 2 {
 		t.Errorf("the proxy cut %d connections, want 2", got)
+	}
+}
+
+// An attacker's timing: the object is overwritten while its download is
+// cut, before the continuation is sent. The continuation must not splice
+// the new object's bytes onto the old one's: the read fails with an error
+// matching resume.ErrRefused, and the bytes delivered before it are the
+// old object's own.
+func TestS3RecipeObjectChangedDuringACut(t *testing.T) {
+	w := newS3World(t)
+	ctx := context.Background()
+	s3c := w.client(t, steady.Options{Policy: retry.Policy{ReplayBytes: 4 << 20}})
+	if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := object(2 << 20)
+	if err := put(ctx, s3c, "changing", old); err != nil {
+		t.Fatal(err)
+	}
+	replacement := bytes.Repeat([]byte{0xAB}, len(old))
+	// The overwrite goes to versitygw straight, past the proxy and its rules.
+	direct := s3.New(s3c.Options(), func(o *s3.Options) { o.BaseEndpoint = aws.String("http://" + w.proxy.target) })
+	overwritten := make(chan error, 1)
+	w.proxy.cut(cutRule{line: "GET /" + bucket + "/changing?", down: 1 << 20, times: 1,
+		before: func() { overwritten <- put(ctx, direct, "changing", replacement) }})
+	out, err := s3c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("changing")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(out.Body)
+	out.Body.Close()
+	if err := <-overwritten; err != nil {
+		t.Fatalf("overwriting during the cut: %v", err)
+	}
+	if !errors.Is(err, resume.ErrRefused) {
+		t.Fatalf("reading the cut body of a changed object: %d bytes, %v; want an error matching resume.ErrRefused", len(got), err)
+	}
+	if !bytes.Equal(got, old[:len(got)]) {
+		t.Errorf("the %d bytes delivered are not the old object's own", len(got))
 	}
 }
