@@ -242,3 +242,29 @@ func TestGitHubRecipeHourlyWindow(t *testing.T) {
 		tr.CloseIdleConnections()
 	})
 }
+
+// A secondary limit whose Retry-After is beyond Policy.MaxRetryAfter is not
+// slept off: the recipe's call gets the 403 back at once, as go-github's
+// *AbuseRateLimitError carrying the wait, for the caller to serve (the
+// README says so: with DisableRateLimitCheck go-github no longer refuses
+// the calls after it by itself).
+func TestGitHubRecipeLongSecondaryLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeGitHub{token: githubToken, limit: 100, window: time.Hour, secondary: 1, retry: 120}
+		_, tr := tlsServer(t, f, newPipeListener())
+		var gh *github.Client
+		start := time.Now()
+		err := githubRecipe(context.Background(), steady.Options{Transport: tr}, githubToken, &gh)
+		var abuse *github.AbuseRateLimitError
+		if !errors.As(err, &abuse) || abuse.GetRetryAfter() != 120*time.Second {
+			t.Fatalf("a secondary limit of 120 s: %v; want go-github's *AbuseRateLimitError with its wait", err)
+		}
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("the call returned after %v; a wait beyond MaxRetryAfter is not slept", waited)
+		}
+		if n := len(f.log()); n != 1 {
+			t.Errorf("the fake saw %d requests, want 1", n)
+		}
+		tr.CloseIdleConnections()
+	})
+}
