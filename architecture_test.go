@@ -59,7 +59,7 @@ var allowed = map[string]struct {
 var satellites = []string{"redisquota", "otelsteady", "cmd/steady"}
 
 // testOnly are the modules and packages that only tests and benchmarks use.
-var testOnly = []string{"faults", "bench", "internal/"}
+var testOnly = []string{"faults", "bench", "recipes", "internal/"}
 
 type listedPackage struct {
 	ImportPath string

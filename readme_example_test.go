@@ -107,7 +107,8 @@ func TestREADMESnippetsAreHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	var held strings.Builder
-	for _, f := range []string{"readme_example_test.go", filepath.Join("otelsteady", "readme_example_test.go")} {
+	for _, f := range []string{"readme_example_test.go", filepath.Join("otelsteady", "readme_example_test.go"),
+		filepath.Join("recipes", "readme_example_test.go")} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

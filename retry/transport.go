@@ -340,6 +340,7 @@ func (c *call) exchange(n int, idemKey string) (attempt, error) {
 		a.resp.StatusCode == http.StatusForbidden && ratelimit.IsRateLimit(a.resp))
 	if a.err == nil && !a.resend {
 		if err := c.readBody(a.resp); err != nil {
+			c.readQuota(a.resp, a.at) // the re-send draws the quota its header announced
 			a.resp, a.err = nil, err
 		}
 	}

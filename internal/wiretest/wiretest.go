@@ -13,7 +13,8 @@
 // and carried that key anywhere: the request line, any header (Referer
 // included), the body. It fails it too if any text holds any secret, in
 // any form a [credentials.Redactor] looks for (as written, escaped, inside
-// base64) or in any escape set of [Forms], checked on their own.
+// base64) or in any escape set of [Forms], checked on their own, also
+// inside the string escapes of JSON.
 //
 // [Main] runs a package's tests from its TestMain and fails the run if a
 // Watch saw a leak that no test reported, so a check cannot be lost.
@@ -32,6 +33,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -395,20 +397,57 @@ func (w *Watch) Check() {
 
 // holds reports whether s holds one of secrets in any form red looks for,
 // or in one of the escape sets of [Forms], checked apart from the redactor
-// so that a gap in it cannot hide a leak, or decoded once as a query.
+// so that a gap in it cannot hide a leak, or decoded once as a query; in s
+// as it is, and with its JSON string escapes decoded.
 func holds(red *credentials.Redactor, s string, secrets ...string) bool {
-	if red.Contains(s) || red.Contains(unescape(s)) {
-		return true
-	}
-	for _, v := range secrets {
-		for _, f := range Forms(v) {
-			if strings.Contains(s, f) {
-				return true
+	for _, t := range []string{s, jsonUnescape(s)} {
+		if red.Contains(t) || red.Contains(unescape(t)) {
+			return true
+		}
+		for _, v := range secrets {
+			for _, f := range Forms(v) {
+				if strings.Contains(t, f) {
+					return true
+				}
 			}
 		}
 	}
 	return false
 }
+
+// jsonUnescape decodes the escapes of JSON strings wherever they stand in
+// s, so that a secret in a JSON file or body is seen as written, though
+// encoding/json writes its &, < and > as \u0026, \u003c and \u003e.
+func jsonUnescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		c := s[i+1]
+		if c == 'u' && i+6 <= len(s) {
+			if r, err := strconv.ParseUint(s[i+2:i+6], 16, 32); err == nil {
+				b.WriteRune(rune(r))
+				i += 5
+				continue
+			}
+		}
+		if d, ok := jsonEscapes[c]; ok {
+			b.WriteByte(d)
+			i++
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// jsonEscapes are JSON's one-letter escapes and what they stand for.
+var jsonEscapes = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'n': '\n', 't': '\t', 'r': '\r', 'b': '\b', 'f': '\f'}
 
 // Forms returns v in each common escape set a server or a client may
 // write it in, by name: Go's two escapes, RFC 3986 (every byte but the
