@@ -56,6 +56,11 @@ type job struct {
 	concurrency int
 	// say, when set, is where --pages auto says what it detected.
 	say io.Writer
+	// stoppedAt is when the walk ended with an error: a park counts its
+	// wait from it. rebuilt: a cursor that expired while parked was
+	// rebuilt once (park.go).
+	stoppedAt time.Time
+	rebuilt   bool
 }
 
 type result struct {
@@ -147,6 +152,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	writeFailed := false
 	for page, werr := range ahead(ctx, j.autoPages(&walk, opt, st)) {
 		if werr != nil {
+			j.stoppedAt = time.Now()
 			err = rateLimited(inFlagWords(werr), outcome)
 			var pe *paginate.Error
 			if errors.As(werr, &pe) && errors.Is(pe, paginate.ErrCrossHost) {
@@ -490,6 +496,7 @@ func newHarvest(g *globals) *cobra.Command {
 		maxRows                          int
 		resume, force, csvRaw, flatten   bool
 		sharedQuota                      string
+		pk                               parking
 	)
 	cmd := &cobra.Command{
 		Use:   "harvest URL",
@@ -557,6 +564,9 @@ resume; a symbolic link as the output is refused.`,
 			if resume && out == "" {
 				return usagef("--resume needs the -o file of the interrupted harvest")
 			}
+			if err := pk.check(out); err != nil {
+				return err
+			}
 			fmtName, err := formatOf(out, format, flatten)
 			if err != nil {
 				return err
@@ -610,17 +620,20 @@ resume; a symbolic link as the output is refused.`,
 			defer client.CloseIdleConnections()
 			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total, allow: hosts,
 				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force, csvRaw: csvRaw}
-			if s, err := g.settings(); err == nil {
-				j.concurrency = s.Concurrent
-			}
+			s, _ := g.settings() // clientFor read them: no error here
+			j.concurrency = s.Concurrent
 			if !g.quiet && (pages == "auto" || items == paginate.FindItems) {
 				j.detected = func(d paginate.Detected) { fmt.Fprintln(g.stderr, detectedLine(d, pages, items)) }
 			}
 			if !g.quiet {
 				j.say = g.stderr
 			}
-			res, err := j.run(cmd.Context(), r)
+			pk.limit = s.MaxRetryAfter
+			res, err := j.runParked(cmd.Context(), r, &pk)
 			r.Close()
+			if serr := pk.writeStatus(file, res, err); serr != nil && err == nil {
+				err = serr
+			}
 			if err == nil && file != "" && !g.quiet {
 				fmt.Fprintf(g.stderr, "harvested %s in %s into %s (%s)\n", plural(res.rows, "row", "rows"), plural(res.pages, "page", "pages"), out, res.elapsed.Round(time.Millisecond))
 			}
@@ -642,6 +655,8 @@ resume; a symbolic link as the output is refused.`,
 	completeValues(cmd, "pages", pagesChoices...)
 	completeValues(cmd, "format", "jsonl\tone JSON value a line", "json\tone JSON array", "jsonl.gz\tgzip JSONL", "jsonl.zst\tzstd JSONL", "csv\tcomma-separated, a header of the first page's keys")
 	addSharedQuotaFlag(cmd, &sharedQuota)
+	addParkFlags(cmd, &pk)
+	addReserveFlag(cmd, g)
 	return cmd
 }
 

@@ -25,6 +25,7 @@ const (
 	exitUsage       = 2
 	exitInterrupted = 3
 	exitRateLimited = 4
+	exitParked      = 5 // --park exit: the state is saved until resume_at
 )
 
 // run is the whole program: tests call it directly.
@@ -103,7 +104,10 @@ func exitCode(err error) int {
 	var rl *steady.RateLimitError
 	var rle *rateLimitedError
 	var ie *interruptedError
+	var pe *parkedError
 	switch {
+	case errors.As(err, &pe):
+		return exitParked
 	case errors.As(err, &ue), errors.Is(err, config.ErrConfiguration):
 		return exitUsage
 	case errors.As(err, &rl), errors.As(err, &rle), errors.Is(err, retry.ErrRetryAfter), errors.Is(err, retry.ErrRateLimited):
