@@ -132,7 +132,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	// The hosts are the first URL's and --allow-host's, named even on a
 	// resume, whose first request is the saved next page.
 	opt := paginate.Options{Next: j.next, Items: j.items, TotalField: j.total, Reporter: rep,
-		AllowedHosts: j.policy().AllowedHosts, Concurrency: j.pagesAtOnce()}
+		AllowedHosts: j.policy().AllowedHosts, Concurrency: j.pagesAtOnce(), ItemsBefore: st.Rows}
 	if j.maxRows > 0 {
 		opt.MaxRows = j.maxRows - int(st.Rows)
 	}

@@ -224,9 +224,9 @@ var expiryStatuses = map[int]bool{http.StatusBadRequest: true, http.StatusNotFou
 // longer serves (ADR 0332): a 400, 404 or 410 whose body names an expiry
 // (410 whatever it says), on the first page of the resumed walk. A
 // computed style (offset:, page:) continues from its saved point with a
-// page rebuilt from the first URL, once (again reports so); any other
-// style carries the server's own cursor, which nothing can rebuild, and
-// the error says so.
+// page rebuilt from the first URL, once (a second refusal ends it); any
+// other style carries the server's own cursor, which nothing can rebuild,
+// and the error says so.
 func (j *job) cursorExpired(err error, pages int) (again bool, _ error) {
 	var pe *paginate.Error
 	if !errors.As(err, &pe) || pe.Page != 1 || !expiryStatuses[pe.Status] ||
@@ -240,7 +240,11 @@ func (j *job) cursorExpired(err error, pages int) (again bool, _ error) {
 	}
 	what := fmt.Sprintf("the saved next page expired while the harvest was parked (the server answered %d)", pe.Status)
 	fresh, ok := j.rebuiltNext(st)
-	if !ok || fresh == st.Next || j.rebuilt {
+	switch {
+	case ok && j.rebuilt:
+		return false, fmt.Errorf("%s, and again to a page rebuilt from the first URL at row %d: the harvest cannot continue; the %s received are kept in %s, start over with --force",
+			what, st.Rows+1, plural(st.Rows, "row", "rows"), partialPath(j.out))
+	case !ok:
 		return false, fmt.Errorf("%s; the --pages %s cursor is the server's own and cannot be rebuilt, so the harvest cannot continue: the %s received are kept in %s, start over with --force",
 			what, j.pages, plural(st.Rows, "row", "rows"), partialPath(j.out))
 	}

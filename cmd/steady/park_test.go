@@ -2,10 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -175,5 +180,93 @@ func TestParkAndReserveFlags(t *testing.T) {
 	}
 	if code, _, errText := runBinary(t, nil, "get", "-q", "--reserve", "abc", srv.URL+"/items"); code != exitUsage || !strings.Contains(errText, "--reserve abc") {
 		t.Errorf("get --reserve abc: exit %d, %q", code, errText)
+	}
+}
+
+// expiringCursors serves rows one a page by an opaque cursor that expires
+// a second after it was issued, behind a quota of limit a window (whose
+// reset names its Unix second), as a scroll API does.
+func expiringCursors(t *testing.T, rows, limit int, window time.Duration) *httptest.Server {
+	t.Helper()
+	var mu sync.Mutex
+	issued := map[string]time.Time{}
+	var start time.Time
+	used := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		if start.IsZero() || !now.Before(start.Add(window)) {
+			start, used = now, 0
+		}
+		end := start.Add(window)
+		w.Header().Set("X-RateLimit-Limit", strconv.Itoa(limit))
+		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(ceilSecond(end).Unix(), 10))
+		if used >= limit {
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		used++
+		w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(limit-used))
+		at := 0
+		if c := r.URL.Query().Get("cursor"); c != "" {
+			if t0, ok := issued[c]; !ok || now.Sub(t0) > time.Second {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusGone)
+				io.WriteString(w, `{"error":"scroll cursor expired"}`)
+				return
+			}
+			at, _ = strconv.Atoi(strings.TrimPrefix(c, "c"))
+		}
+		next := ""
+		if at+1 < rows {
+			next = "c" + strconv.Itoa(at+1)
+			issued[next] = now
+		}
+		w.Header().Set("X-Total-Count", strconv.Itoa(rows))
+		json.NewEncoder(w).Encode(map[string]any{"data": []map[string]int{{"id": at + 1}}, "next": next})
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// A cursor that expires while the harvest is parked is reported as such:
+// the server's own cursor cannot be rebuilt, so the harvest ends (exit 1)
+// with the rows received kept and the way on named, and no row is
+// written twice.
+func TestParkedCursorExpires(t *testing.T) {
+	t.Parallel()
+	const rows, limit, window = 6, 3, 3 * time.Second
+	srv := expiringCursors(t, rows, limit, window)
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	code, _, errText := runBinary(t, nil, "harvest", "-q", srv.URL+"/items", "--pages", "cursor:next:cursor", "--items", "data",
+		"-o", out, "--max-retry-after", "0.5", "--park", "wait")
+	if code != exitFailed {
+		t.Fatalf("exit %d, want 1: %s", code, errText)
+	}
+	for _, want := range []string{"expired while the harvest was parked", "410", "cannot be rebuilt", "--force"} {
+		if !strings.Contains(errText, want) {
+			t.Errorf("stderr lacks %q: %s", want, errText)
+		}
+	}
+	checkExact(t, rowsOf(t, partialPath(out)), limit)
+}
+
+// --reserve leaves its share of every window unused: under 50% of a quota
+// of 4, a window serves 2 requests, and 4 rows take two windows with no
+// request refused.
+func TestReserveLeavesItsShare(t *testing.T) {
+	t.Parallel()
+	const rows, limit, window = 4, 4, 2 * time.Second
+	srv := parkServer(t, rows, limit, window)
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	code, _, errText := runBinary(t, nil, "harvest", "-q", srv.URL+"/items?limit=1", "-o", out, "--reserve", "50%")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	checkExact(t, rowsOf(t, out), rows)
+	if ends := windowEnds(t, srv, window); len(ends) != 2 {
+		t.Errorf("%d windows, want 2 of 2 requests each", len(ends))
 	}
 }
