@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -39,7 +38,6 @@ type parking struct {
 	mode   string
 	status string        // --json-status FILE, "" for none
 	limit  time.Duration // --max-retry-after: the longest wait slept off without --park wait
-	stderr io.Writer     // nil under -q
 }
 
 // addParkFlags registers --park and --json-status on harvest.

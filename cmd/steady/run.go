@@ -145,7 +145,7 @@ STEADY_MAX_RETRY_AFTER (the longest server-named wait slept off, default
 
 Exit codes: 0 success; 1 a request failed; 2 bad usage or settings;
 3 interrupted, resumable with --resume; 4 rate limited beyond the longest
-wait steady will sleep.`,
+wait steady will sleep; 5 parked by harvest --park exit until resume_at.`,
 		Example: `  steady demo
   steady get https://api.example.gov/v1/status
   steady harvest https://api.example.gov/v1/items --items data -o items.jsonl`,
