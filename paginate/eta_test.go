@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/paginate"
 	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
@@ -124,5 +126,53 @@ func TestETAFollowsTwoQuotaWindows(t *testing.T) {
 			}
 		}
 		t.Logf("%d pages in %v; worst ETA error %.1f%% while more than 10 s were left", rows, end.Sub(marks[0].at), 100*worst)
+	})
+}
+
+// Without an Estimator the ETA is the pages left at the measured rate;
+// the rows an earlier walk received count as done, a row cap bounds what
+// is left, and every page's event carries the ETA its summary says.
+func TestETAMeasuredWithoutQuotas(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rows = 20
+		api := &twoWindows{rows: rows} // no windows: nothing held
+		tr := &memTransport{h: api, latency: 100 * time.Millisecond}
+		var events []time.Duration
+		rep := event.ReporterFunc(func(e event.Event) {
+			if e.Kind == event.PageReceived {
+				events = append(events, e.ETA)
+			}
+		})
+		walk := func(opt paginate.Options) []time.Duration {
+			events = nil
+			req, _ := http.NewRequest(http.MethodGet, "http://api.test/items?offset=10", nil)
+			opt.Reporter = rep
+			w := paginate.NewWalk(&http.Client{Transport: tr}, req, opt)
+			var got []time.Duration
+			for _, err := range w.All(t.Context()) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, w.Summary().ETA)
+			}
+			return got
+		}
+		// A resumed walk from row 11: 10 rows before it, 10 pages of a row.
+		got := walk(paginate.Options{ItemsBefore: 10})
+		want := []time.Duration{900, 800, 700, 600, 500, 400, 300, 200, 100, 0}
+		for i := range want {
+			want[i] *= time.Millisecond
+		}
+		if !slices.Equal(got, want) || !slices.Equal(events, want) {
+			t.Errorf("ETAs %v, events %v; want %v", got, events, want)
+		}
+		// Without ItemsBefore the walk believes 10 more rows are left.
+		if got := walk(paginate.Options{}); got[0] != 1900*time.Millisecond {
+			t.Errorf("first ETA %v without ItemsBefore, want 1.9s", got[0])
+		}
+		// A cap of 3 rows leaves 2 after the first page.
+		if got := walk(paginate.Options{ItemsBefore: 10, MaxRows: 3}); got[0] != 200*time.Millisecond || got[len(got)-1] != 0 {
+			t.Errorf("ETAs %v under MaxRows 3, want 200ms first and 0 last", got)
+		}
 	})
 }
