@@ -126,12 +126,16 @@ func parkWaitOf(err error) (time.Duration, string, bool) {
 // before a resumed run, and parks a run stopped by a long wait.
 func (j *job) runParked(ctx context.Context, rep event.Reporter, pk *parking) (res result, err error) {
 	slept := false
+	walkRep := rep
+	if all := j.client.Options().Reporter; all != nil {
+		rep = all // the park and wait events go to telemetry too, not only to the renderer
+	}
 	for {
 		parked, before, err := j.waitResumeAt(ctx, rep, pk)
 		if err != nil {
 			return res, err
 		}
-		res, err = j.run(ctx, rep)
+		res, err = j.run(ctx, walkRep)
 		if err == nil {
 			return res, nil
 		}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steadyhttp/steady/internal/wiretest"
+	"github.com/steadyhttp/steady/otelsteady"
 	"github.com/steadyhttp/steady/steadytest"
 )
 
@@ -268,5 +270,43 @@ func TestReserveLeavesItsShare(t *testing.T) {
 	checkExact(t, rowsOf(t, out), rows)
 	if ends := windowEnds(t, srv, window); len(ends) != 2 {
 		t.Errorf("%d windows, want 2 of 2 requests each", len(ends))
+	}
+}
+
+// A parked harvest's trace carries the park: a steady.park event on the
+// run's root span, with how it continues and the wait until resume_at.
+func TestParkIsExported(t *testing.T) {
+	t.Parallel()
+	w := wiretest.For(t)
+	col := newCollector(t, w)
+	srv := parkServer(t, 5, 3, 3*time.Second)
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	code, errText := runTraced(t, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + col.srv.URL},
+		"harvest", "-q", srv.URL+"/items?limit=1", "-o", out, "--max-retry-after", "0.5", "--park", "exit")
+	w.Text("stderr", errText)
+	if code != exitParked {
+		t.Fatalf("exit %d, want 5: %s", code, errText)
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	parks := 0
+	for _, s := range col.spans {
+		for _, e := range s.Events {
+			if e.Name != otelsteady.EventPark {
+				continue
+			}
+			parks++
+			if s.Name != "steady harvest" {
+				t.Errorf("the park is on span %q, want the run's", s.Name)
+			}
+			for _, kv := range e.Attributes {
+				if kv.Key == otelsteady.KeyParkMode && kv.Value.GetStringValue() != "exit" {
+					t.Errorf("park mode %q, want exit", kv.Value.GetStringValue())
+				}
+			}
+		}
+	}
+	if parks != 1 {
+		t.Errorf("%d %s events among %d spans, want 1", parks, otelsteady.EventPark, len(col.spans))
 	}
 }
