@@ -564,9 +564,6 @@ resume; a symbolic link as the output is refused.`,
 			if resume && out == "" {
 				return usagef("--resume needs the -o file of the interrupted harvest")
 			}
-			if err := pk.check(out); err != nil {
-				return err
-			}
 			fmtName, err := formatOf(out, format, flatten)
 			if err != nil {
 				return err
@@ -608,6 +605,9 @@ resume; a symbolic link as the output is refused.`,
 					}()
 					w, file, label = f, "", out
 				}
+			}
+			if err := pk.check(file); err != nil {
+				return err
 			}
 			if g.shared, err = openShared(cmd, sharedQuota, g.stderr); err != nil {
 				return err

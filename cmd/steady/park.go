@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -55,13 +56,29 @@ func (pk *parking) check(out string) error {
 		return usagef("--park %s: want wait or exit", quoteIfNeeded(pk.mode))
 	}
 	if pk.mode != parkOff && out == "" {
-		return usagef("--park %s needs -o FILE: only a harvest into a file saves a state to continue from", pk.mode)
+		return usagef("--park %s needs -o FILE, a regular file: only a harvest into one saves a state to continue from", pk.mode)
+	}
+	if pk.status == "" {
+		return nil
 	}
 	if pk.status == "-" || strings.HasSuffix(pk.status, "/") {
 		return usagef("--json-status %s: want a file name", quoteIfNeeded(pk.status))
 	}
+	if out != "" {
+		status, _ := filepath.Abs(pk.status)
+		for _, own := range []string{out, partialPath(out), statePath(out), lockPath(out)} {
+			if p, _ := filepath.Abs(own); p == status {
+				return usagef("--json-status %s is the harvest's own file; name another", quoteIfNeeded(pk.status))
+			}
+		}
+	}
 	return nil
 }
+
+// maxResumeAhead bounds how far ahead a saved resume_at is believed: no
+// quota announced is longer (ratelimit.MaxPeriod), so one further off is
+// a damaged state or a clock set back, not a wait to serve.
+const maxResumeAhead = 24*time.Hour + time.Minute
 
 // parkedError is a harvest that saved its state and exits 5 until a
 // quota resets.
@@ -193,8 +210,8 @@ func (j *job) waitResumeAt(ctx context.Context, rep event.Reporter, pk *parking)
 		return false, 0, nil // open says what is wrong with a missing or damaged state
 	}
 	at, perr := time.Parse(time.RFC3339, st.ResumeAt)
-	if perr != nil {
-		return false, 0, usagef("the state file %s is damaged: its resume_at %q is not an RFC 3339 time; use --force to start over", path, st.ResumeAt)
+	if perr != nil || time.Until(at) > maxResumeAhead {
+		return false, 0, usagef("the state file %s is damaged: its resume_at %q is not an RFC 3339 time within a day; use --force to start over", path, st.ResumeAt)
 	}
 	if now := time.Now(); at.After(now) {
 		wait := at.Sub(now)

@@ -167,6 +167,9 @@ func TestParkAndReserveFlags(t *testing.T) {
 	}{
 		{[]string{"--park", "later", "-o", out}, "--park later: want wait or exit"},
 		{[]string{"--park", "exit"}, "--park exit needs -o FILE"},
+		{[]string{"--park", "wait", "-o", "-"}, "--park wait needs -o FILE"},
+		{[]string{"--json-status", out, "-o", out}, "is the harvest's own file"},
+		{[]string{"--json-status", statePath(out), "-o", out}, "is the harvest's own file"},
 		{[]string{"--reserve", "lots", "-o", out}, "--reserve lots: want a share"},
 		{[]string{"--reserve", "95%", "-o", out}, "--reserve 95%: want a share"},
 		{[]string{"--reserve", "-5%", "-o", out}, "--reserve -5%: want a share"},
@@ -308,5 +311,31 @@ func TestParkIsExported(t *testing.T) {
 	}
 	if parks != 1 {
 		t.Errorf("%d %s events among %d spans, want 1", parks, otelsteady.EventPark, len(col.spans))
+	}
+}
+
+// A state whose resume_at is no time, or further off than any quota, is
+// damaged: the resume refuses it (exit 2), sending nothing, rather than
+// wait on it.
+func TestResumeRefusesADamagedResumeAt(t *testing.T) {
+	t.Parallel()
+	srv := parkServer(t, 3, 10, time.Second)
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	for _, bad := range []string{"soon", time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)} {
+		st := &harvestState{Version: stateVersion, URL: srv.URL + "/items?limit=1", Pages: "auto", Items: "*", Format: "jsonl",
+			Next: srv.URL + "/items?limit=1&offset=1", Done: 1, Rows: 1, ResumeAt: bad}
+		if err := os.WriteFile(partialPath(out), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.save(statePath(out)); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errText := runBinary(t, nil, "harvest", "-q", srv.URL+"/items?limit=1", "-o", out, "--resume")
+		if code != exitUsage || !strings.Contains(errText, "resume_at") {
+			t.Errorf("resume_at %q: exit %d, %q; want 2, naming resume_at", bad, code, errText)
+		}
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d requests sent on a damaged state", n)
 	}
 }
