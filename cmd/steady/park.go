@@ -23,8 +23,9 @@ import (
 // --max-retry-after (a quota's reset, a server's Retry-After) saves its
 // state with the instant it may continue, resume_at, and then sleeps until
 // then (--park wait) or exits 5 (--park exit). Without --park it exits 4,
-// as before, with resume_at saved all the same. A run given --resume
-// before resume_at waits for it instead of drawing a refusal.
+// as before, and saves no resume_at: the user may know better. A run given
+// --resume before a saved resume_at waits for it instead of drawing a
+// refusal.
 
 // Values of --park.
 const (
@@ -165,8 +166,8 @@ func (j *job) runParked(ctx context.Context, rep event.Reporter, pk *parking) (r
 			}
 		}
 		wait, cause, ok := parkWaitOf(err)
-		if !ok || j.out == "" {
-			return res, err
+		if !ok || j.out == "" || pk.mode == parkOff {
+			return res, err // without --park, exit 4: a --resume tries at once
 		}
 		at := resumeAt(j.stoppedAt, wait)
 		st, lerr := loadState(statePath(j.out))
@@ -185,13 +186,12 @@ func (j *job) runParked(ctx context.Context, rep event.Reporter, pk *parking) (r
 				Done: res.pages, Items: res.rows, Context: ctx})
 			j.resume, j.force = true, false
 			continue
-		case pk.mode == parkExit, pk.mode == parkWait:
+		default:
 			now := time.Now()
 			event.Emit(rep, event.Event{Kind: event.Parked, Time: now, Reason: event.ParkExit, Wait: at.Sub(now),
 				Done: res.pages, Items: res.rows, Context: ctx})
 			return res, &parkedError{at: at, cause: cause, state: statePath(j.out), err: err}
 		}
-		return res, err
 	}
 }
 
