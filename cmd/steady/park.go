@@ -179,7 +179,7 @@ func (j *job) runParked(ctx context.Context, rep event.Reporter, pk *parking) (r
 			return res, errors.Join(err, serr)
 		}
 		switch {
-		case pk.mode == parkWait && (!slept || res.pages > before):
+		case pk.mode == parkWait && (!slept || res.pages > before) && !pastDeadline(ctx, at):
 			slept = true
 			now := time.Now()
 			event.Emit(rep, event.Event{Kind: event.Parked, Time: now, Reason: event.ParkWait, Wait: at.Sub(now),
@@ -193,6 +193,14 @@ func (j *job) runParked(ctx context.Context, rep event.Reporter, pk *parking) (r
 			return res, &parkedError{at: at, cause: cause, state: statePath(j.out), err: err}
 		}
 	}
+}
+
+// pastDeadline reports whether ctx ends (--max-time) before at: a wait
+// that cannot end before the deadline is not started, as no wait is, and
+// the harvest stays parked.
+func pastDeadline(ctx context.Context, at time.Time) bool {
+	deadline, ok := ctx.Deadline()
+	return ok && deadline.Before(at)
 }
 
 // waitResumeAt reads the state a --resume continues and, when it names a
@@ -215,7 +223,7 @@ func (j *job) waitResumeAt(ctx context.Context, rep event.Reporter, pk *parking)
 	}
 	if now := time.Now(); at.After(now) {
 		wait := at.Sub(now)
-		if pk.mode == parkExit && wait > pk.limit {
+		if pk.mode == parkExit && wait > pk.limit || pastDeadline(ctx, at) {
 			event.Emit(rep, event.Event{Kind: event.Parked, Time: now, Reason: event.ParkExit, Wait: wait, Done: st.Done, Items: st.Rows, Context: ctx})
 			return true, st.Done, &parkedError{at: at, cause: "the saved harvest may continue", state: path}
 		}

@@ -339,3 +339,27 @@ func TestResumeRefusesADamagedResumeAt(t *testing.T) {
 		t.Errorf("%d requests sent on a damaged state", n)
 	}
 }
+
+// A park whose reset falls after --max-time does not sleep into the
+// deadline: the harvest exits 5 at once, still parked, and a later
+// --resume finishes it.
+func TestParkWaitPastMaxTimeExits(t *testing.T) {
+	t.Parallel()
+	const rows, limit, window = 5, 3, 4 * time.Second
+	srv := parkServer(t, rows, limit, window)
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	code, _, errText := runBinary(t, nil, "harvest", "-q", srv.URL+"/items?limit=1", "-o", out,
+		"--max-retry-after", "0.5", "--park", "wait", "--max-time", "2")
+	if code != exitParked || !strings.Contains(errText, "resume_at") {
+		t.Fatalf("exit %d, %q; want 5 with resume_at", code, errText)
+	}
+	if n := len(srv.Requests()); n != limit {
+		t.Errorf("%d requests, want the %d the quota allowed", n, limit)
+	}
+	code, _, errText = runBinary(t, nil, "harvest", "-q", srv.URL+"/items?limit=1", "-o", out, "--resume")
+	if code != exitOK {
+		t.Fatalf("resume: exit %d: %s", code, errText)
+	}
+	checkExact(t, rowsOf(t, out), rows)
+	windowEnds(t, srv, window)
+}
