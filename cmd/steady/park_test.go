@@ -363,3 +363,24 @@ func TestParkWaitPastMaxTimeExits(t *testing.T) {
 	checkExact(t, rowsOf(t, out), rows)
 	windowEnds(t, srv, window)
 }
+
+// The same park, in the process (so the race detector sees the walk, the
+// sleep and the resumed walk): plain lines name the park once and the
+// quota's wait by its cause, and every row arrives once.
+func TestParkWaitInProcess(t *testing.T) {
+	t.Parallel()
+	const rows, limit, window = 5, 3, 2 * time.Second
+	srv := parkServer(t, rows, limit, window)
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	code, _, errText := cli(t, "harvest", srv.URL+"/items?limit=1", "-o", out, "--max-retry-after", "0.5", "--park", "wait")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	checkExact(t, rowsOf(t, out), rows)
+	if n := strings.Count(errText, "parked until"); n != 1 {
+		t.Errorf("%d park lines, want 1: %q", n, errText)
+	}
+	if len(windowEnds(t, srv, window)) != 2 {
+		t.Errorf("the harvest did not wait for the second window")
+	}
+}
