@@ -61,6 +61,7 @@ type job struct {
 	// rebuilt once (park.go).
 	stoppedAt time.Time
 	rebuilt   bool
+	continued bool // a resume in the process that parked: its renderer counted the rows
 }
 
 type result struct {
@@ -118,7 +119,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		cs.raw = j.csvRaw
 	}
 	res.rows, res.pages = st.Rows, st.Done
-	if j.resume {
+	if j.resume && !j.continued {
 		// Progress counts the rows and pages already in the file as done.
 		event.Emit(rep, event.Event{Kind: event.Resumed, Done: st.Done, Items: st.Rows})
 	}

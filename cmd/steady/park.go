@@ -143,7 +143,8 @@ func parkWaitOf(err error) (time.Duration, string, bool) {
 // runParked runs the harvest under --park: it waits for a saved resume_at
 // before a resumed run, and parks a run stopped by a long wait.
 func (j *job) runParked(ctx context.Context, rep event.Reporter, pk *parking) (res result, err error) {
-	slept := false
+	start, slept := time.Now(), false
+	defer func() { res.elapsed = time.Since(start) }()
 	walkRep := rep
 	if all := j.client.Options().Reporter; all != nil {
 		rep = all // the park and wait events go to telemetry too, not only to the renderer
@@ -185,6 +186,7 @@ func (j *job) runParked(ctx context.Context, rep event.Reporter, pk *parking) (r
 			event.Emit(rep, event.Event{Kind: event.Parked, Time: now, Reason: event.ParkWait, Wait: at.Sub(now),
 				Done: res.pages, Items: res.rows, Context: ctx})
 			j.resume, j.force = true, false
+			j.continued, j.detected = true, nil // said once, counted once
 			continue
 		default:
 			now := time.Now()
@@ -279,7 +281,7 @@ func (j *job) cursorExpired(err error, pages int) (again bool, _ error) {
 	if serr := st.save(path); serr != nil {
 		return false, serr
 	}
-	j.rebuilt, j.resume, j.force = true, true, false
+	j.rebuilt, j.resume, j.force, j.continued = true, true, false, true
 	if j.say != nil {
 		fmt.Fprintf(j.say, "%s; continuing at row %d from a fresh page\n", what, st.Rows+1)
 	}

@@ -383,4 +383,11 @@ func TestParkWaitInProcess(t *testing.T) {
 	if len(windowEnds(t, srv, window)) != 2 {
 		t.Errorf("the harvest did not wait for the second window")
 	}
+	// The rows before the park are counted once, not again as resumed.
+	if !strings.Contains(errText, "5/5 rows") || strings.Contains(errText, "resuming at") {
+		t.Errorf("progress counts the parked rows twice: %q", errText)
+	}
+	if n := strings.Count(errText, "detected:"); n != 1 {
+		t.Errorf("%d detected lines, want 1: %q", n, errText)
+	}
 }
