@@ -90,12 +90,12 @@ type parkedError struct {
 	err   error // what stopped the walk; nil when it never started
 }
 
+// Error says when and why, not the stop's own text: the park is the
+// outcome, and the refusal it answers is in Unwrap.
 func (e *parkedError) Error() string {
-	s := "parked until " + rfc3339(e.at) + " (resume_at " + rfc3339(e.at) + "): " + e.cause + " then, later than --max-retry-after allows"
-	if e.err != nil {
-		s += " (" + e.err.Error() + ")"
-	}
-	return s + "; progress saved in " + e.state + ", run the same command with --resume at or after resume_at"
+	return "parked until " + rfc3339(e.at) + " (resume_at " + rfc3339(e.at) + "): " + e.cause +
+		" then, later than --max-retry-after allows; progress saved in " + e.state +
+		", run the same command with --resume at or after resume_at"
 }
 
 func (e *parkedError) Unwrap() error { return e.err }
