@@ -197,6 +197,9 @@ func (c *Client) Walk(path string, query url.Values, opt paginate.Options) (*pag
 	if opt.MaxPageBytes == 0 {
 		opt.MaxPageBytes = c.opt.MaxBodyBytes
 	}
+	if e, ok := c.opt.Policy.Pacer.(paginate.Estimator); ok && opt.Estimator == nil {
+		opt.Estimator = e // the quotas the client paces by tell the walk's ETA
+	}
 	opt.Secrets = append(append(opt.Secrets, keyValues(c.opt.Keys)...), c.secrets(req.URL)...)
 	return paginate.NewWalk(c.http, req, opt), nil
 }

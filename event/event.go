@@ -46,6 +46,12 @@ const (
 	// through (open) or the spacing (limit); Total is the concurrency
 	// limit, 0 for none.
 	BreakerChanged
+	// Parked: the work saved its state to continue when a quota resets,
+	// Wait from Time, longer than the caller would wait between attempts.
+	// Reason is how it continues: ParkWait (it sleeps until then) or
+	// ParkExit (it ends, and a later run continues); Done and Items are
+	// the pages and rows saved.
+	Parked
 )
 
 func (k Kind) String() string {
@@ -72,6 +78,8 @@ func (k Kind) String() string {
 		return "resumed"
 	case BreakerChanged:
 		return "breaker changed"
+	case Parked:
+		return "parked"
 	}
 	return "unknown"
 }
@@ -86,6 +94,15 @@ const (
 	// Range request; the event's Reason reads "resume at byte k" and its
 	// Bytes is k.
 	WaitResume = "resume"
+	// WaitOverload files a hold of the per-host overload control (the
+	// breaker's spacing or its open circuit), not of a quota.
+	WaitOverload = "overload"
+)
+
+// How parked work continues ([Parked]'s Reason).
+const (
+	ParkWait = "wait"
+	ParkExit = "exit"
 )
 
 // An Event is one thing worth reporting. Fields that do not apply to a Kind
@@ -122,6 +139,11 @@ type Event struct {
 	// TotalItems is the number of items the whole walk will yield, when the
 	// server said so (PageReceived); 0 when unknown.
 	TotalItems int64
+	// ETA is how long the rest of the walk is estimated to take
+	// (PageReceived): the pages left by the announced total, at the
+	// sustainable rate of every quota window known and at the measured
+	// rate, whichever is slower; 0 when unknown or nothing is left.
+	ETA time.Duration
 
 	// Context is the context of the work the event is about, so that an
 	// adapter can attach it to the caller's trace: for the events of one

@@ -49,7 +49,7 @@ func slogLevel(e Event) slog.Level {
 			return slog.LevelWarn
 		}
 		return slog.LevelInfo
-	case Waiting:
+	case Waiting, Parked:
 		return slog.LevelInfo
 	case BreakerChanged:
 		if e.Reason == "open" {
@@ -95,6 +95,9 @@ func slogAttrs(e Event) []slog.Attr {
 	num("done", int64(e.Done))
 	num("total", int64(e.Total))
 	num("total_items", e.TotalItems)
+	if e.ETA != 0 {
+		a = append(a, slog.Duration("eta", e.ETA))
+	}
 	if e.HasQuota() && e.Remaining >= 0 {
 		a = append(a, slog.Int64("remaining", e.Remaining))
 	}

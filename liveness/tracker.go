@@ -13,6 +13,7 @@ type Tracker struct {
 	last     atomic.Int64 // unix nanoseconds of the last progress
 	attempts atomic.Int64
 	retries  atomic.Int64
+	waited   atomic.Int64 // nanoseconds credited
 }
 
 // New returns a tracker whose stamp is now: a call starts with no silence.
@@ -47,6 +48,7 @@ func (t *Tracker) Credit(d time.Duration) {
 	if d <= 0 {
 		return
 	}
+	t.waited.Add(int64(d))
 	now := time.Now().UnixNano()
 	for {
 		old := t.last.Load()
@@ -81,6 +83,10 @@ func (t *Tracker) Attempts() int64 { return t.attempts.Load() }
 
 // Retries returns how many of the counted attempts were re-sends.
 func (t *Tracker) Retries() int64 { return t.retries.Load() }
+
+// Waited returns the waiting credited in all: what a rate measured over
+// the call leaves out to tell how fast the work goes when it is not held.
+func (t *Tracker) Waited() time.Duration { return time.Duration(t.waited.Load()) }
 
 type trackerKey struct{}
 

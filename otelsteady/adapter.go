@@ -218,6 +218,12 @@ func (a *Adapter) Report(e event.Event) {
 	case event.SubrequestDone:
 		a.m.subrequests.Add(ctx, 1)
 
+	case event.Parked:
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			span.AddEvent(EventPark, trace.WithTimestamp(stamp(e.Time)), trace.WithAttributes(
+				attribute.String(KeyParkMode, e.Reason), attribute.Float64(KeyWaitDuration, e.Wait.Seconds())))
+		}
+
 	case event.BreakerChanged:
 		state := breakerState(e.Reason)
 		host, _ := hostPort(e.Host, e.URL)

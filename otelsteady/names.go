@@ -35,6 +35,9 @@ const (
 	// response announced: requests left, and seconds until the reset.
 	KeyQuotaRemaining = "steady.quota.remaining"
 	KeyQuotaReset     = "steady.quota.reset"
+	// KeyParkMode is how parked work continues: "wait" (it sleeps until
+	// the reset) or "exit" (a later run continues).
+	KeyParkMode = "steady.park.mode"
 )
 
 // Span event names.
@@ -52,6 +55,10 @@ const (
 	// event's context when it has one: its new state, and the wait until
 	// probes (open) or the spacing between sends (limit).
 	EventBreaker = "steady.breaker"
+	// EventPark: the work saved its state until a quota resets, on the
+	// span in the event's context (the run's): how it continues
+	// ([KeyParkMode]) and the wait until the reset.
+	EventPark = "steady.park"
 )
 
 // Values of [KeyBreakerState]: the circuit's new state, or BreakerLimit
@@ -69,6 +76,7 @@ const (
 	WaitServerHint = "server_hint"
 	WaitPacing     = "pacing"
 	WaitResume     = "resume"
+	WaitOverload   = "overload"
 	WaitOther      = "_OTHER"
 )
 
@@ -99,6 +107,8 @@ func waitReason(r string) string {
 		return WaitServerHint
 	case event.WaitRateLimited:
 		return WaitPacing
+	case event.WaitOverload:
+		return WaitOverload
 	}
 	if strings.HasPrefix(r, "resume") {
 		return WaitResume

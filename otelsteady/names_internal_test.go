@@ -16,6 +16,7 @@ func TestWaitReason(t *testing.T) {
 		event.WaitBackoff:        WaitBackoff,
 		event.WaitServerHint:     WaitServerHint,
 		event.WaitRateLimited:    WaitPacing,
+		event.WaitOverload:       WaitOverload,
 		"resume at byte 1048576": WaitResume,
 		"":                       WaitOther,
 		"something new":          WaitOther,

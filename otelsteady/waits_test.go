@@ -13,6 +13,7 @@ import (
 	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/budget"
 	"github.com/steadyhttp/steady/credentials"
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/ratelimit"
 	"github.com/steadyhttp/steady/retry"
 )
@@ -165,6 +166,21 @@ func TestBreakerOpens(t *testing.T) {
 			"steady.breaker.changes{server.address=api.example.gov steady.breaker.state=open} = 1",
 			"steady.stops{server.address=api.example.gov steady.stop.reason=circuit_open} = 1",
 			"steady.stops{server.address=api.example.gov steady.stop.reason=exhausted} = 1",
+		})
+	})
+}
+
+// TestParkOnTheRunsSpan: a harvest that parks until a quota's reset says
+// so on the span of its context, the run's, with how it continues.
+func TestParkOnTheRunsSpan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t)
+		t0, _ := r.underCaller(t, func(ctx context.Context) error {
+			r.adapter.Report(event.Event{Kind: event.Parked, Time: time.Now(), Context: ctx, Reason: event.ParkExit, Wait: 90 * time.Second})
+			return nil
+		})
+		diff(t, "spans", r.spanText(t0), []string{
+			"caller internal parent=- +0s..+0s Unset {} steady.park@+0s{steady.park.mode=exit steady.wait.duration=90}",
 		})
 	})
 }

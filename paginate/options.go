@@ -83,6 +83,15 @@ type Options struct {
 	// silent).
 	Reporter event.Reporter
 
+	// Estimator, when set, tells how long the pages left take by what it
+	// knows of the quotas (a *ratelimit.Pacer is one; the facade gives its
+	// policy's Pacer when that is one); nil: the measured rate alone. See [Summary.ETA].
+	Estimator Estimator
+	// ItemsBefore is how many items of the collection an earlier walk
+	// received (a walk resumed from its next page): the ETA counts them as
+	// done.
+	ItemsBefore int64
+
 	// Secrets are values that must never appear in errors or events, such
 	// as API keys; the client fills it in. Wherever the walk puts server
 	// text or a URL into an [*Error] (Excerpt, Detail, URL, Link, the

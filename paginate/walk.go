@@ -5,8 +5,8 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
-	"strconv"
 	"sync"
+	"time"
 
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/event"
@@ -35,6 +35,7 @@ type Walk struct {
 	lastHeader http.Header
 	tracker    *liveness.Tracker
 	retries0   int64
+	pace       pace // what the ETA divides by
 }
 
 // NewWalk prepares a walk from req with client (nil: [http.DefaultClient]).
@@ -80,6 +81,10 @@ type Summary struct {
 	// Detected is what [Auto] and [FindItems] found; zero fields for what
 	// was not asked for or not yet found.
 	Detected Detected
+	// ETA is how long the rest of the walk is estimated to take, as of
+	// its last page: see [Options.Estimator]. 0 when nothing is left or
+	// no total was announced.
+	ETA time.Duration
 }
 
 // Detected is what a walk found out for itself about the pages.
@@ -133,6 +138,7 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 		w.mu.Lock()
 		w.sum, w.lastHeader = Summary{}, nil
 		w.tracker, w.retries0 = tr, tr.Retries()
+		w.pace = pace{start: time.Now(), waited0: tr.Waited()}
 		w.mu.Unlock()
 
 		pl, err := newPlan(w.req, w.opt)
@@ -283,6 +289,7 @@ func (w *Walk) record(pl *plan, p *Page, n, trimmed int, linkOK bool, next *targ
 	}
 	w.sum.Detected = pl.detected
 	w.lastHeader = p.Header
+	w.sum.ETA = w.eta(p)
 }
 
 // stopAt sets the resume point to t (nil: none) on a walk that ends there.
@@ -351,12 +358,9 @@ func (w *Walk) report(ctx context.Context, pl *plan, p *Page) {
 	}
 	// An announced total lets a renderer show a share: this page's
 	// X-Total-Count, else what the first page announced.
-	total, err := strconv.ParseInt(p.Header.Get("X-Total-Count"), 10, 64)
-	if err != nil || total < 0 {
-		w.mu.Lock()
-		total = w.sum.Total
-		w.mu.Unlock()
-	}
+	w.mu.Lock()
+	total, eta := pageTotal(p, w.sum.Total), w.sum.ETA
+	w.mu.Unlock()
 	event.Emit(w.opt.Reporter, event.Event{
 		Kind:       event.PageReceived,
 		Method:     method,
@@ -367,6 +371,7 @@ func (w *Walk) report(ctx context.Context, pl *plan, p *Page) {
 		Items:      int64(len(p.Items)),
 		Bytes:      int64(len(p.Body)),
 		TotalItems: total,
+		ETA:        eta,
 		Context:    ctx,
 	})
 }

@@ -83,7 +83,7 @@ func (c *call) admit(n int) (*breaker.Ticket, error) {
 		return nil, c.cannotSend(n, ErrDeadline, hold)
 	}
 	if c.p.Reporter != nil {
-		c.emit(event.Event{Kind: event.Waiting, Attempt: n, Wait: hold, Reason: event.WaitRateLimited})
+		c.emit(event.Event{Kind: event.Waiting, Attempt: n, Wait: hold, Reason: event.WaitOverload})
 	}
 	if err := c.sleep(hold); err != nil {
 		tk.Done(time.Now(), breaker.Abandoned, 0)

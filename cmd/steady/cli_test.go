@@ -49,7 +49,7 @@ func runBinary(t *testing.T, env []string, args ...string) (code int, stdout, st
 // internals.
 func checkUserWords(t *testing.T, args []string, code int, stderr string) {
 	t.Helper()
-	if code < exitOK || code > exitRateLimited {
+	if code < exitOK || code > exitParked {
 		t.Errorf("%v: exit %d is not a documented exit code", args, code)
 	}
 	for _, leak := range []string{"Options.", "strconv.", "invalid argument", "Policy.", "%20"} {

@@ -163,6 +163,7 @@ a NUL byte in its first 2 KiB) is not written to a terminal: exit 2. Give
 	cmd.Flags().StringArrayVarP(&headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
 	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the body to this file, complete or not at all (- for stdout; a FIFO or device is written in place)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing output file")
+	addReserveFlag(cmd, g)
 	addSharedQuotaFlag(cmd, &sharedQuota)
 	cmd.Flags().BoolVar(&resume, "resume", false, "continue FILE.partial, failing when there is none (a rerun continues anyway)")
 	cmd.Flags().StringVar(&sumHex, "sha256", "", "verify the file's SHA-256 (hex) before it appears under its name")

@@ -56,6 +56,12 @@ type job struct {
 	concurrency int
 	// say, when set, is where --pages auto says what it detected.
 	say io.Writer
+	// stoppedAt is when the walk ended with an error: a park counts its
+	// wait from it. rebuilt: a cursor that expired while parked was
+	// rebuilt once (park.go).
+	stoppedAt time.Time
+	rebuilt   bool
+	continued bool // a resume in the process that parked: its renderer counted the rows
 }
 
 type result struct {
@@ -113,7 +119,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		cs.raw = j.csvRaw
 	}
 	res.rows, res.pages = st.Rows, st.Done
-	if j.resume {
+	if j.resume && !j.continued {
 		// Progress counts the rows and pages already in the file as done.
 		event.Emit(rep, event.Event{Kind: event.Resumed, Done: st.Done, Items: st.Rows})
 	}
@@ -127,7 +133,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	// The hosts are the first URL's and --allow-host's, named even on a
 	// resume, whose first request is the saved next page.
 	opt := paginate.Options{Next: j.next, Items: j.items, TotalField: j.total, Reporter: rep,
-		AllowedHosts: j.policy().AllowedHosts, Concurrency: j.pagesAtOnce()}
+		AllowedHosts: j.policy().AllowedHosts, Concurrency: j.pagesAtOnce(), ItemsBefore: st.Rows}
 	if j.maxRows > 0 {
 		opt.MaxRows = j.maxRows - int(st.Rows)
 	}
@@ -147,6 +153,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	writeFailed := false
 	for page, werr := range ahead(ctx, j.autoPages(&walk, opt, st)) {
 		if werr != nil {
+			j.stoppedAt = time.Now()
 			err = rateLimited(inFlagWords(werr), outcome)
 			var pe *paginate.Error
 			if errors.As(werr, &pe) && errors.Is(pe, paginate.ErrCrossHost) {
@@ -490,6 +497,7 @@ func newHarvest(g *globals) *cobra.Command {
 		maxRows                          int
 		resume, force, csvRaw, flatten   bool
 		sharedQuota                      string
+		pk                               parking
 	)
 	cmd := &cobra.Command{
 		Use:   "harvest URL",
@@ -599,6 +607,9 @@ resume; a symbolic link as the output is refused.`,
 					w, file, label = f, "", out
 				}
 			}
+			if err := pk.check(file); err != nil {
+				return err
+			}
 			if g.shared, err = openShared(cmd, sharedQuota, g.stderr); err != nil {
 				return err
 			}
@@ -610,17 +621,20 @@ resume; a symbolic link as the output is refused.`,
 			defer client.CloseIdleConnections()
 			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total, allow: hosts,
 				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force, csvRaw: csvRaw}
-			if s, err := g.settings(); err == nil {
-				j.concurrency = s.Concurrent
-			}
+			s, _ := g.settings() // clientFor read them: no error here
+			j.concurrency = s.Concurrent
 			if !g.quiet && (pages == "auto" || items == paginate.FindItems) {
 				j.detected = func(d paginate.Detected) { fmt.Fprintln(g.stderr, detectedLine(d, pages, items)) }
 			}
 			if !g.quiet {
 				j.say = g.stderr
 			}
-			res, err := j.run(cmd.Context(), r)
+			pk.limit = s.MaxRetryAfter
+			res, err := j.runParked(cmd.Context(), r, &pk)
 			r.Close()
+			if serr := pk.writeStatus(file, res, err); serr != nil && err == nil {
+				err = serr
+			}
 			if err == nil && file != "" && !g.quiet {
 				fmt.Fprintf(g.stderr, "harvested %s in %s into %s (%s)\n", plural(res.rows, "row", "rows"), plural(res.pages, "page", "pages"), out, res.elapsed.Round(time.Millisecond))
 			}
@@ -642,6 +656,8 @@ resume; a symbolic link as the output is refused.`,
 	completeValues(cmd, "pages", pagesChoices...)
 	completeValues(cmd, "format", "jsonl\tone JSON value a line", "json\tone JSON array", "jsonl.gz\tgzip JSONL", "jsonl.zst\tzstd JSONL", "csv\tcomma-separated, a header of the first page's keys")
 	addSharedQuotaFlag(cmd, &sharedQuota)
+	addParkFlags(cmd, &pk)
+	addReserveFlag(cmd, g)
 	return cmd
 }
 

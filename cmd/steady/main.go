@@ -5,7 +5,7 @@
 //
 // Exit codes: 0 success; 1 a request failed; 2 bad usage or settings; 3
 // interrupted, resumable with --resume; 4 rate limited beyond the longest
-// wait steady will sleep.
+// wait steady will sleep; 5 parked (harvest --park exit) until resume_at.
 package main
 
 import (

@@ -129,6 +129,7 @@ func rangeResumeOptions(opt paginate.Options, st *harvestState) paginate.Options
 	if opt.MaxRows > 0 {
 		opt.MaxRows += int(st.Rows)
 	}
+	opt.ItemsBefore = 0 // the walk counts the saved rows itself
 	return opt
 }
 

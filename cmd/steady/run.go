@@ -25,6 +25,7 @@ const (
 	exitUsage       = 2
 	exitInterrupted = 3
 	exitRateLimited = 4
+	exitParked      = 5 // --park exit: the state is saved until resume_at
 )
 
 // run is the whole program: tests call it directly.
@@ -103,7 +104,10 @@ func exitCode(err error) int {
 	var rl *steady.RateLimitError
 	var rle *rateLimitedError
 	var ie *interruptedError
+	var pe *parkedError
 	switch {
+	case errors.As(err, &pe):
+		return exitParked
 	case errors.As(err, &ue), errors.Is(err, config.ErrConfiguration):
 		return exitUsage
 	case errors.As(err, &rl), errors.As(err, &rle), errors.Is(err, retry.ErrRetryAfter), errors.Is(err, retry.ErrRateLimited):
@@ -141,7 +145,7 @@ STEADY_MAX_RETRY_AFTER (the longest server-named wait slept off, default
 
 Exit codes: 0 success; 1 a request failed; 2 bad usage or settings;
 3 interrupted, resumable with --resume; 4 rate limited beyond the longest
-wait steady will sleep.`,
+wait steady will sleep; 5 parked by harvest --park exit until resume_at.`,
 		Example: `  steady demo
   steady get https://api.example.gov/v1/status
   steady harvest https://api.example.gov/v1/items --items data -o items.jsonl`,

@@ -33,6 +33,7 @@ type globals struct {
 	keyHeader string
 	keyQuery  string
 	shared    *sharedStore // set by a command given --shared-quota
+	reserve   float64      // --reserve: the part of every quota window left to others
 	tel       *telemetry   // the run's OTLP export, nil without one
 
 	root        *cobra.Command
@@ -200,7 +201,7 @@ func (g *globals) clientWith(target *url.URL, policy retry.Policy, pick func(*ur
 	if err != nil {
 		return nil, nil, err
 	}
-	policy.Pacer = &ratelimit.Pacer{MaxHold: policy.MaxRetryAfter}
+	policy.Pacer = &ratelimit.Pacer{MaxHold: policy.MaxRetryAfter, Reserve: g.reserve}
 	policy = g.shared.share(policy)
 	opt := options(policy, s)
 	if s.APIKey != "" {
@@ -392,4 +393,32 @@ func (g *globals) maxTimeHit(err error) error {
 		return mt
 	}
 	return nil
+}
+
+// reserveFlag is --reserve N%: the share of every quota window the run
+// leaves to other users of the key, 0% to 90% (ratelimit.MaxReserve).
+type reserveFlag struct{ v *float64 }
+
+func (f reserveFlag) Type() string { return "percent" }
+
+func (f reserveFlag) String() string {
+	if f.v == nil || *f.v == 0 {
+		return "0%"
+	}
+	return strconv.FormatFloat(*f.v*100, 'f', -1, 64) + "%"
+}
+
+func (f reserveFlag) Set(text string) error {
+	n, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(text), "%"), 64)
+	p := &ratelimit.Pacer{Reserve: n / 100}
+	if err != nil || strings.ContainsAny(text, "eEnNxX_") || p.Validate() != nil {
+		return fmt.Errorf("want a share of every quota window from 0%% to %v%%, such as 20%%", ratelimit.MaxReserve*100)
+	}
+	*f.v = n / 100
+	return nil
+}
+
+// addReserveFlag registers --reserve on a command that sends requests.
+func addReserveFlag(cmd *cobra.Command, g *globals) {
+	cmd.Flags().Var(reserveFlag{&g.reserve}, "reserve", "leave this share of every quota window (RateLimit-Policy, X-RateLimit-Limit) to other users of the key, such as 20%")
 }

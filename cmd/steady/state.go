@@ -33,6 +33,9 @@ type harvestState struct {
 	// Columns is the CSV header written, nil while none is: an empty
 	// list is a header of _extra alone.
 	Columns []string `json:"columns"`
+	// ResumeAt is when a parked harvest may continue (RFC 3339, UTC, to
+	// the second): a --resume before it waits for it (park.go).
+	ResumeAt string `json:"resume_at,omitempty"`
 }
 
 const stateVersion = 1

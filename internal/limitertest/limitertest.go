@@ -30,6 +30,8 @@ type Config struct {
 	Rows     int       `json:"rows"`
 	Page     int       `json:"page"`
 	Limiters []Limiter `json:"limiters"`
+	// Total makes every page say Rows in X-Total-Count.
+	Total bool `json:"total,omitempty"`
 }
 
 // A Limiter is one express-rate-limit: Limit requests a window.

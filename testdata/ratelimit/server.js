@@ -9,6 +9,7 @@
 // retryAfter}: headers is "draft-6", "draft-7", "draft-8", "legacy"
 // (X-RateLimit-*) or "none" (no rate-limit fields and no Retry-After: a
 // bare 429); retryAfter false strips the Retry-After of its 429s.
+// With "total": true each page says the rows in all in X-Total-Count.
 // GET /stats (not limited) answers {"served": n, "refused": n}. It exits
 // when its standard input closes, so a test that dies leaves nothing behind.
 'use strict'
@@ -49,6 +50,7 @@ app.get('/items', (req, res) => {
   if (offset + limit < rows) {
     res.set('Link', `</items?offset=${offset + limit}&limit=${limit}>; rel="next"`)
   }
+  if (cfg.total) res.set('X-Total-Count', String(rows))
   stats.served++
   res.json(page)
 })

@@ -147,7 +147,12 @@ func waitPhrase(e event.Event) string {
 	}
 	switch e.Reason {
 	case event.WaitRateLimited:
-		return "rate limited: waiting " + d + " as the server asked"
+		if e.Status == statusTooManyRequests {
+			return "rate limited: waiting " + d + " as the server asked"
+		}
+		return "quota: waiting " + d + " for its window to reset"
+	case event.WaitOverload:
+		return "overload: waiting " + d + " as the host's breaker holds"
 	case event.WaitServerHint:
 		return "server hint: waiting " + d + " as the server asked"
 	case event.WaitBackoff:

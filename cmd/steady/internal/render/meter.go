@@ -27,6 +27,9 @@ type meter struct {
 	stops               int
 	subDone             int
 	subTotal            int
+	// etaLeft is the walk's own ETA as of etaAt (eta.go).
+	etaLeft time.Duration
+	etaAt   time.Time
 }
 
 // add counts e, seen at now.
@@ -45,6 +48,7 @@ func (m *meter) add(e event.Event, now time.Time) {
 		if e.TotalItems > 0 {
 			m.rowsTotal = e.TotalItems
 		}
+		m.noteETA(e, now)
 	case event.SubrequestDone:
 		// Sub-requests finish concurrently and their events may arrive out
 		// of order; the highest count seen is the truth.
@@ -97,6 +101,8 @@ func (m *meter) eta() (left time.Duration, ok bool) {
 		return 0, false
 	case m.subTotal > 0 && m.subDone > 0:
 		return scale(el, int64(m.subTotal-m.subDone), int64(m.subDone)), true
+	case m.subTotal == 0 && !m.etaAt.IsZero():
+		return m.walkETA() // the walk's, from its quotas
 	case m.rowsTotal > 0 && m.rows > m.baseRows:
 		return scale(el, m.rowsTotal-m.rows, m.rows-m.baseRows), true
 	}

@@ -93,6 +93,10 @@ func (p *Plain) report(e event.Event, t time.Time) {
 		p.step(e, t)
 	case event.Resumed:
 		p.println(resumedLine(e))
+	case event.Parked:
+		if line, ok := parkedLine(e); ok {
+			p.println(line)
+		}
 	case event.BreakerChanged:
 		if ok, held := breakerNotice(&p.notices, e); ok {
 			p.println(withSuppressed(breakerLine(e), held))

@@ -39,9 +39,10 @@ type Terminal struct {
 	state   *mpb.Bar
 	closed  bool
 
-	status      string    // the current wait or stop, "" when none
-	statusUntil time.Time // when the wait in status ends
-	quota       string    // the last low quota, "" when none
+	status      string     // the current stop, "" when none
+	wait        *countdown // the current wait, nil when none
+	statusUntil time.Time  // when the wait or stop began to show ends
+	quota       string     // the last low quota, "" when none
 
 	// view is what the bars draw. The bar library calls decorators on its
 	// own goroutines while Report may be waiting on those goroutines, so
@@ -54,6 +55,8 @@ type Terminal struct {
 
 type termView struct {
 	subLeft, subRight, rows, state string
+	wait                           *countdown // drawn after state, counted down
+	quota                          string
 }
 
 var _ Renderer = (*Terminal)(nil)
@@ -78,7 +81,7 @@ func NewTerminal(w io.Writer, opt Options) *Terminal {
 	t.rows = t.p.New(0, mpb.NopStyle(), mpb.BarFillerTrim(), mpb.BarPriority(1),
 		mpb.PrependDecorators(text(func(v *termView) string { return v.rows })))
 	t.state = t.p.New(0, mpb.NopStyle(), mpb.BarFillerTrim(), mpb.BarPriority(2),
-		mpb.PrependDecorators(text(func(v *termView) string { return v.state })))
+		mpb.PrependDecorators(text(func(v *termView) string { return v.stateAt(time.Now()) })))
 	return t
 }
 
@@ -103,14 +106,18 @@ func (t *Terminal) Report(e event.Event) {
 	}
 	switch e.Kind {
 	case event.RetryScheduled, event.Waiting:
-		t.status, t.statusUntil = waitPhrase(e), at.Add(e.Wait)
+		t.status, t.wait, t.statusUntil = "", &countdown{e: e, shown: time.Now()}, at.Add(e.Wait)
 	case event.Stopped:
-		t.status, t.statusUntil = stopPhrase(e), at
+		t.status, t.wait, t.statusUntil = stopPhrase(e), nil, at
 		if ok, held := t.notices.admit(noticeKey{e.Kind, hostOf(e)}, at); ok && !t.opt.Verbose {
 			above = append(above, withSuppressed(stoppedLine(e), held))
 		}
 	case event.Resumed:
 		above = append(above, resumedLine(e))
+	case event.Parked:
+		if line, ok := parkedLine(e); ok {
+			above = append(above, line)
+		}
 	case event.BreakerChanged:
 		if ok, held := breakerNotice(&t.notices, e); ok && !t.opt.Verbose {
 			above = append(above, withSuppressed(breakerLine(e), held))
@@ -118,8 +125,8 @@ func (t *Terminal) Report(e event.Event) {
 	case event.RequestFinished, event.PageReceived, event.SubrequestDone:
 		// Data arriving after the wait ended means the wait is over; a
 		// response handed back with an error status is no such sign.
-		if t.status != "" && !at.Before(t.statusUntil) && (e.Kind != event.RequestFinished || e.Status < 400) {
-			t.status = ""
+		if (t.status != "" || t.wait != nil) && !at.Before(t.statusUntil) && (e.Kind != event.RequestFinished || e.Status < 400) {
+			t.status, t.wait = "", nil
 		}
 	}
 	if e.Kind == event.SubrequestDone && t.m.subTotal > 0 {
@@ -188,10 +195,7 @@ func (t *Terminal) render() *termView {
 	if t.status != "" {
 		state += " · " + t.status
 	}
-	if t.quota != "" {
-		state += " · " + t.quota
-	}
-	v.state = state
+	v.state, v.wait, v.quota = state, t.wait, t.quota
 	return v
 }
 
