@@ -56,6 +56,10 @@ type job struct {
 	concurrency int
 	// say, when set, is where --pages auto says what it detected.
 	say io.Writer
+	// headers are the -H headers; nil for none.
+	headers *harvestHeaders
+	// since is --since-field and --since-param; nil without them.
+	since *sinceSpec
 }
 
 type result struct {
@@ -88,6 +92,9 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	origin := stripCredentials(j.origin, j.client.Redactor())
 	st := &harvestState{Version: stateVersion, URL: origin, Pages: j.pages, Items: j.items,
 		Format: j.format, MaxRows: j.maxRows, Next: origin}
+	if j.since != nil {
+		st.SinceField, st.SinceParam = j.since.field, j.since.param
+	}
 
 	var file *os.File
 	w := j.w
@@ -124,6 +131,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		return res, j.finish(file, st, &res)
 	}
 
+	pt := j.pageTransport()
 	// The hosts are the first URL's and --allow-host's, named even on a
 	// resume, whose first request is the saved next page.
 	opt := paginate.Options{Next: j.next, Items: j.items, TotalField: j.total, Reporter: rep,
@@ -142,12 +150,15 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	if j.stateInterval > 0 {
 		cp.interval = j.stateInterval
 	}
-	defer func() { _ = cp.wait() }()       // even on a panic, so that no state is written after run returns
-	ctx, outcome := j.outcomeRecorder(ctx) // the last page's: why retrying stopped
+	defer func() { _ = cp.wait() }() // even on a panic, so that no state is written after run returns
 	writeFailed := false
-	for page, werr := range ahead(ctx, j.autoPages(&walk, opt, st)) {
+	for w, werr := range ahead(ctx, withRanges(&walk, j.autoPages(&walk, opt, st))) {
+		page := w.page
 		if werr != nil {
-			err = rateLimited(inFlagWords(werr), outcome)
+			// The failed page's own record says why retrying stopped,
+			// whichever pages were in flight beside it.
+			sum := walk.Summary()
+			err = rateLimited(inFlagWords(werr), pt.outcome(sum.Next, sum.NextRange))
 			var pe *paginate.Error
 			if errors.As(werr, &pe) && errors.Is(pe, paginate.ErrCrossHost) {
 				err = fmt.Errorf("%w; --allow-host %s follows it, if that host is trusted", err, pe.Host)
@@ -163,6 +174,9 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		// resume rather than skipped. Without a file, each page goes out
 		// at once, for whoever reads the stream; a file is written in
 		// large blocks, and flushed when a state is due.
+		if err = j.since.check(st, page); err != nil {
+			break
+		}
 		if err = sink.writePage(st.Done+1, page.Items); err == nil && file == nil {
 			err = sink.flush()
 		}
@@ -184,14 +198,20 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 			// The last page, or one whose next link the walk is about to
 			// refuse: there is no page to resume from, and the state must
 			// not point back at this one, whose rows are written.
-			st.Next = ""
+			st.Next, st.NextRange = "", ""
 			continue
 		}
-		st.Next = keyFree(page.Next, j.client.Redactor())
+		st.Next, st.NextRange = keyFree(page.Next, j.client.Redactor()), w.nextRange
 		if err = cp.pageDone(st, time.Now()); err != nil {
 			writeFailed = true
 			break
 		}
+	}
+	var rowsEnd int64 // where the rows end, before what end writes after them
+	if err == nil && j.since != nil {
+		var b int
+		b, err = sink.buffered()
+		rowsEnd = out.n + int64(b)
 	}
 	if err == nil {
 		if err = sink.end(); err != nil {
@@ -219,7 +239,10 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	if err := j.short(walk.Summary(), st, file); err != nil {
 		return res, err
 	}
-	return res, j.finish(file, st, &res)
+	if err := j.finish(file, st, &res); err != nil {
+		return res, err
+	}
+	return res, j.saveSince(st, rowsEnd)
 }
 
 // ahead runs a walk one page ahead of the loop that writes its items: the
@@ -228,11 +251,11 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 // most two pages. Breaking out of the loop (or a panic in it) stops the
 // walk and waits for it, so nothing is left running; a page fetched ahead
 // and not written is not counted anywhere, and a resume fetches it again.
-func ahead(ctx context.Context, all func(context.Context) iter.Seq2[*paginate.Page, error]) iter.Seq2[*paginate.Page, error] {
-	return func(yield func(*paginate.Page, error) bool) {
+func ahead[T any](ctx context.Context, all func(context.Context) iter.Seq2[T, error]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		type step struct {
-			page *paginate.Page
+			page T
 			err  error
 		}
 		steps := make(chan step)
@@ -275,7 +298,10 @@ func (j *job) short(sum paginate.Summary, st *harvestState, file *os.File) error
 	if j.maxRows > 0 {
 		want = min(want, int64(j.maxRows))
 	}
-	if st.Rows == want || st.Rows > want && st.Total == 0 {
+	// An incremental run's total counts its own rows, those it skipped as
+	// sent again included.
+	got := st.Rows - st.RowsBefore + st.SinceSkipped
+	if got == want || got > want && st.Total == 0 {
 		return nil
 	}
 	where := "were written to " + j.name()
@@ -286,12 +312,12 @@ func (j *job) short(sum paginate.Summary, st *harvestState, file *os.File) error
 		_ = os.Remove(statePath(j.out))
 		where = "are kept in " + partialPath(j.out)
 	}
-	if st.Rows > want {
+	if got > want {
 		return fmt.Errorf("the server announced %d rows, but the walk received %d: pages repeated or overlapped, or the collection grew during the walk; the %d rows %s",
-			st.Total, st.Rows, st.Rows, where)
+			st.Total, got, st.Rows, where)
 	}
 	return fmt.Errorf("the server announced %d rows, but the walk ended after %d: the pages may be linked another way (--pages, --items) or the server stopped early; the %d rows %s",
-		st.Total, st.Rows, st.Rows, where)
+		st.Total, got, st.Rows, where)
 }
 
 // open prepares the partial file: a new one, or, with --resume, the old one
@@ -343,6 +369,16 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 		return f, old, nil
 	case old != nil && !j.force:
 		return nil, nil, usagef("an interrupted harvest into %s exists; continue it with --resume or start over with --force", j.out)
+	case j.since != nil && j.force:
+		_ = os.Remove(sincePath(j.out)) // started over: the record is this run's to write
+	case j.since != nil:
+		rec, err := loadSince(j.out)
+		if err != nil {
+			return nil, nil, err
+		}
+		if rec != nil {
+			return j.continueSince(rec, fresh)
+		}
 	}
 	if err := j.checkFile(); err != nil {
 		return nil, nil, err
@@ -486,7 +522,8 @@ func (j *job) name() string {
 func newHarvest(g *globals) *cobra.Command {
 	var (
 		pages, items, out, format, total string
-		allow                            []string
+		allow, headers                   []string
+		sinceField, sinceParam           string
 		maxRows                          int
 		resume, force, csvRaw, flatten   bool
 		sharedQuota                      string
@@ -561,6 +598,13 @@ resume; a symbolic link as the output is refused.`,
 			if err != nil {
 				return err
 			}
+			since, err := parseSince(sinceField, sinceParam)
+			if err != nil {
+				return err
+			}
+			if err := since.checkFormat(fmtName, out); err != nil {
+				return err
+			}
 			if !cmd.Flags().Changed("items") {
 				items = paginate.FindItems
 				if isXMLStyle(next) {
@@ -577,7 +621,10 @@ resume; a symbolic link as the output is refused.`,
 			// output and special files are streamed into, with no resume.
 			w, file, label := cmd.OutOrStdout(), out, ""
 			if out != "" {
-				kind, err := checkOutput(out, force)
+				// An incremental run continues the output its record
+				// describes: that it exists is no reason to refuse.
+				_, recErr := os.Lstat(sincePath(out))
+				kind, err := checkOutput(out, force || since != nil && recErr == nil)
 				if err != nil {
 					return err
 				}
@@ -603,13 +650,18 @@ resume; a symbolic link as the output is refused.`,
 				return err
 			}
 			defer g.shared.Close()
-			client, r, err := g.clientFor(target, retry.Policy{RetryStatus: retry.AnyServerError})
+			hh, err := g.parseHarvestHeaders(headers, target)
+			if err != nil {
+				return err
+			}
+			client, r, err := g.clientFor(target, retry.Policy{RetryStatus: retry.AnyServerError}, hh.keys...)
 			if err != nil {
 				return err
 			}
 			defer client.CloseIdleConnections()
 			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total, allow: hosts,
-				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force, csvRaw: csvRaw}
+				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force, csvRaw: csvRaw,
+				headers: hh, since: since}
 			if s, err := g.settings(); err == nil {
 				j.concurrency = s.Concurrent
 			}
@@ -636,6 +688,9 @@ resume; a symbolic link as the output is refused.`,
 	f.StringVar(&format, "format", "", "output format, jsonl, json, jsonl.gz, jsonl.zst or csv (default: from the file's extension)")
 	f.BoolVar(&flatten, "flatten", false, "CSV: nested objects as dotted columns (a GeoJSON geometry stays JSON text)")
 	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
+	f.StringArrayVarP(&headers, "header", "H", nil, "request header 'Name: value' (repeatable), sent to the URL's origin only unless it is Accept, Accept-Encoding, Accept-Language, Cache-Control, If-Modified-Since, If-None-Match or User-Agent")
+	f.StringVar(&sinceField, "since-field", "", "incremental harvest: the field (a dotted path) whose highest value is recorded beside -o; the next run asks for rows after it and appends them")
+	f.StringVar(&sinceParam, "since-param", "", "incremental harvest: the query parameter that asks for rows after --since-field's recorded value")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")
 	f.BoolVar(&force, "force", false, "replace an existing output, or start an interrupted harvest over")
 	f.BoolVar(&csvRaw, "csv-raw", false, "write CSV cells exactly as the server sent them: no escaping of control characters, no ' before a leading =, +, -, @, tab or CR")
@@ -727,6 +782,8 @@ func stateDiffers(old, fresh *harvestState, r *credentials.Redactor) string {
 		return "--format " + old.Format + ", not --format " + fresh.Format
 	case old.MaxRows != fresh.MaxRows:
 		return fmt.Sprintf("--max-rows %d, not --max-rows %d", old.MaxRows, fresh.MaxRows)
+	case old.SinceField != fresh.SinceField || old.SinceParam != fresh.SinceParam:
+		return fmt.Sprintf("--since-field %q --since-param %q", old.SinceField, old.SinceParam)
 	}
 	return ""
 }

@@ -26,6 +26,9 @@ type harvestState struct {
 	Format  string `json:"format"`
 	MaxRows int    `json:"max_rows,omitempty"`
 	Next    string `json:"next"` // the page to fetch next
+	// NextRange is the Range header of the page to fetch next, for
+	// --pages range; "" for the other styles.
+	NextRange string `json:"next_range,omitempty"`
 	Done    int    `json:"pages_done"`
 	Rows    int64  `json:"rows"`
 	Offset  int64  `json:"offset"`          // bytes of the partial file that hold whole pages
@@ -33,6 +36,21 @@ type harvestState struct {
 	// Columns is the CSV header written, nil while none is: an empty
 	// list is a header of _extra alone.
 	Columns []string `json:"columns"`
+
+	// An incremental harvest (--since-field, since.go): the field and the
+	// parameter; the floor this run asked for ("" on a first run) and the
+	// digests of the last run's rows at it, which are skipped when sent
+	// again; the highest value written so far and the digests of the rows
+	// at it; the rows the output held before this run, and the rows
+	// skipped as sent again.
+	SinceField   string   `json:"since_field,omitempty"`
+	SinceParam   string   `json:"since_param,omitempty"`
+	SinceFloor   string   `json:"since_floor,omitempty"`
+	SinceSeen    []string `json:"since_seen,omitempty"`
+	SinceMax     string   `json:"since_max,omitempty"`
+	SinceEdge    []string `json:"since_edge,omitempty"`
+	RowsBefore   int64    `json:"rows_before,omitempty"`
+	SinceSkipped int64    `json:"since_skipped,omitempty"`
 }
 
 const stateVersion = 1
