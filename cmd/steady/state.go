@@ -29,10 +29,10 @@ type harvestState struct {
 	// NextRange is the Range header of the page to fetch next, for
 	// --pages range; "" for the other styles.
 	NextRange string `json:"next_range,omitempty"`
-	Done    int    `json:"pages_done"`
-	Rows    int64  `json:"rows"`
-	Offset  int64  `json:"offset"`          // bytes of the partial file that hold whole pages
-	Total   int64  `json:"total,omitempty"` // rows the server announced; 0: none
+	Done      int    `json:"pages_done"`
+	Rows      int64  `json:"rows"`
+	Offset    int64  `json:"offset"`          // bytes of the partial file that hold whole pages
+	Total     int64  `json:"total,omitempty"` // rows the server announced; 0: none
 	// Columns is the CSV header written, nil while none is: an empty
 	// list is a header of _extra alone.
 	Columns []string `json:"columns"`
