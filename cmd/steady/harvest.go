@@ -60,6 +60,9 @@ type job struct {
 	headers *harvestHeaders
 	// since is --since-field and --since-param; nil without them.
 	since *sinceSpec
+	// start is the URL the walk starts at: the first, or the saved next
+	// page with the secrets of its path put back.
+	start string
 }
 
 type result struct {
@@ -139,7 +142,10 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	if j.maxRows > 0 {
 		opt.MaxRows = j.maxRows - int(st.Rows)
 	}
-	walk, err := j.client.Walk(st.Next, nil, opt)
+	if j.start, err = unsealNext(st.Next, j.client.Redactor(), statePath(j.out)); err != nil {
+		return res, err
+	}
+	walk, err := j.client.Walk(j.start, nil, opt)
 	if err != nil {
 		return res, &usageError{err: err}
 	}

@@ -21,7 +21,7 @@ import (
 // (exit 1) instead of publishing a file of the first page alone. A resume
 // detects again on the page it starts from, so it settles the same way.
 func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, st *harvestState) func(context.Context) iter.Seq2[*paginate.Page, error] {
-	first, start := *walk, st.Next
+	first, start := *walk, j.start
 	if j.pages != "auto" {
 		if isRangeStyle(j.next) && j.resume && st.Rows > 0 {
 			ropt, skip := rangeResumeOptions(opt, st)

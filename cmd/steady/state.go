@@ -66,7 +66,7 @@ func stripCredentials(u *url.URL, red *credentials.Redactor) string {
 	if u == nil {
 		return ""
 	}
-	c := *red.KeyFree(u)
+	c := *red.SealPath(red.KeyFree(u))
 	c.User = nil
 	q := c.Query()
 	changed := false
@@ -85,11 +85,27 @@ func stripCredentials(u *url.URL, red *credentials.Redactor) string {
 // keyFree is the next URL as the server gave it, less the client's
 // secrets, found by value (ADR 308): a parameter named token, key or sig
 // is as likely a page's continuation as a credential, and dropping it by
-// name would make a resume start the walk again.
+// name would make a resume start the walk again. A secret the server put
+// in the path is sealed, its place marked, and put back by unsealNext
+// (ADR 0354): the path is the page's address, which dropping would break.
 func keyFree(u *url.URL, red *credentials.Redactor) string {
-	c := *red.KeyFree(u)
+	c := *red.SealPath(red.KeyFree(u))
 	c.User = nil
 	return c.String()
+}
+
+// unsealNext is a saved next URL with the secrets keyFree sealed out of
+// its path put back, ready to be requested.
+func unsealNext(next string, red *credentials.Redactor, state string) (string, error) {
+	u, err := url.Parse(next)
+	if err != nil {
+		return "", usagef("the state file %s names a next page that is not a URL; it is damaged or was edited, use --force to start over", state)
+	}
+	back, err := red.UnsealPath(u)
+	if err != nil {
+		return "", usagef("the next page saved in %s carries an API key in its path, and this run does not have it (%v): set the same STEADY_API_KEY and -H headers as the interrupted run", state, err)
+	}
+	return back.String(), nil
 }
 
 func loadState(path string) (*harvestState, error) {
