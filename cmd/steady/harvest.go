@@ -60,6 +60,9 @@ type job struct {
 	headers *harvestHeaders
 	// since is --since-field and --since-param; nil without them.
 	since *sinceSpec
+	// xmlFound says --pages auto proved an XML listing: its items are XML
+	// elements.
+	xmlFound bool
 	// start is the URL the walk starts at: the first, or the saved next
 	// page with the secrets of its path put back.
 	start string
@@ -121,6 +124,9 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	sink := j.output(out, st)
 	if cs, ok := sink.(*csvSink); ok {
 		cs.raw = j.csvRaw
+	}
+	if j.pages == "auto" {
+		sink = &autoXMLSink{sink: sink, xml: &xmlSink{sink: sink}, on: &j.xmlFound}
 	}
 	res.rows, res.pages = st.Rows, st.Done
 	if j.resume {

@@ -51,6 +51,11 @@ func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, st *harvestS
 		return func(yield func(*paginate.Page, error) bool) {
 			var d paginate.Detection
 			for p, err := range first.All(ctx) {
+				if notJSONFirst(err) {
+					// An XML listing, say: the page is fetched again as
+					// any body, for Detect to read.
+					p, err = j.probe(ctx, opt)
+				}
 				if err != nil || p.Number > 1 || first.Summary().Detected.Next != "" {
 					if !yield(p, err) {
 						return
@@ -83,7 +88,7 @@ func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, st *harvestS
 			next.Next = d.Next
 			next.Concurrency = 0 // auto settles on one style only after a page: it keeps to one page at a time
 			if isXMLStyle(d.Next) {
-				next.Items = ""
+				next.Items, j.xmlFound = "", true
 			}
 			if isRangeStyle(d.Next) && j.resume && st.Rows > 0 {
 				next, skip = rangeResumeOptions(next, st)
@@ -171,4 +176,24 @@ func (j *job) pagesAtOnce() int {
 		}
 	}
 	return 0
+}
+
+// notJSONFirst reports whether err is a first page that is not JSON, which
+// the link walk --pages auto starts with cannot read, and Detect may.
+func notJSONFirst(err error) bool {
+	var pe *paginate.Error
+	return errors.As(err, &pe) && pe.Page == 1 && errors.Is(err, paginate.ErrNotJSON)
+}
+
+// probe fetches the walk's first page as any body, once.
+func (j *job) probe(ctx context.Context, opt paginate.Options) (*paginate.Page, error) {
+	w, err := j.client.Walk(j.start, nil, paginate.Options{Items: paginate.NoItems, MaxPages: 1,
+		AllowedHosts: opt.AllowedHosts, Reporter: opt.Reporter})
+	if err != nil {
+		return nil, err
+	}
+	for p, err := range w.All(ctx) {
+		return p, err
+	}
+	return nil, errors.New("the first page could not be fetched again")
 }
