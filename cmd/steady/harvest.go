@@ -433,6 +433,9 @@ func (j *job) finish(file *os.File, st *harvestState, res *result) error {
 	if err := file.Sync(); err != nil {
 		return fmt.Errorf("writing %s: %w", j.name(), err)
 	}
+	if j.format == fmtParquet {
+		return j.publishBuilt(file)
+	}
 	if err := publishMode(file, j.out); err != nil {
 		return fmt.Errorf("writing %s: %w", j.out, err)
 	}
@@ -442,6 +445,11 @@ func (j *job) finish(file *os.File, st *harvestState, res *result) error {
 	if err := replaceWith(partialPath(j.out), j.out); err != nil {
 		return err
 	}
+	return j.dropState()
+}
+
+// dropState removes the state of a published harvest.
+func (j *job) dropState() error {
 	// A state left beside a finished output would make the next harvest
 	// into it refuse to start, so failing to remove it is said.
 	if err := os.Remove(statePath(j.out)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -617,6 +625,9 @@ resume; a symbolic link as the output is refused.`,
 			if err := since.checkFormat(fmtName, out); err != nil {
 				return err
 			}
+			if fmtName == fmtParquet && out == "" {
+				return usagef("Parquet output needs -o naming a regular file: the file is built once the walk is complete, not streamed")
+			}
 			if !cmd.Flags().Changed("items") {
 				items = paginate.FindItems
 				if isXMLStyle(next) {
@@ -643,6 +654,8 @@ resume; a symbolic link as the output is refused.`,
 				switch {
 				case kind != destFile && resume:
 					return usagef("--resume needs the regular -o file of the interrupted harvest, not %s", out)
+				case kind != destFile && fmtName == fmtParquet:
+					return usagef("Parquet output needs -o naming a regular file: the file is built once the walk is complete, not streamed")
 				case kind == destStdout:
 					file = ""
 				case kind == destSpecial:
