@@ -582,7 +582,18 @@ A walk that ends with fewer or more rows than the first page announced
 (X-Total-Count, numberMatched, or the field --total names) fails with both
 numbers; the rows stay in FILE.partial.
 The -o extension picks the format: .jsonl, .json (one JSON array),
-.jsonl.gz, .jsonl.zst or .csv; each resumes as JSONL does.
+.jsonl.gz, .jsonl.zst, .csv or .parquet; each resumes as JSONL does. A
+Parquet file is built from all the rows once the walk is complete, each
+top-level field an optional column whose type widens as rows differ.
+-H headers go to the URL's origin only (Accept, Accept-Encoding,
+Accept-Language, Cache-Control, If-Modified-Since, If-None-Match and
+User-Agent everywhere), never to next links or redirects elsewhere.
+--since-field F --since-param P harvests incrementally: a complete run
+records the highest F beside the output (FILE.since.json); the next run
+asks for P=that value, appends the new rows to FILE, skips the rows at
+the value it already wrote, and fails (exit 1), leaving FILE as it was,
+on a row older than the value. Values compare as numbers when both are
+numbers, as RFC 3339 times when both are, else as text.
 CSV columns are the union of the keys of the first rows' items, in the
 order first seen; fields first seen later go, as a JSON object, to a last
 column, _extra, which a file has only once a row needs it. --flatten
@@ -707,10 +718,10 @@ resume; a symbolic link as the output is refused.`,
 	f := cmd.Flags()
 	f.StringVar(&pages, "pages", "auto", "how pages are linked: auto, link, json-links, cursor:FIELD:PARAM, body-link:FIELD, offset:PARAM[:LIMITPARAM], page:PARAM[:SIZEPARAM], range[:SIZE] or xml:TOKENPATH:PARAM[:ITEMSPATH]")
 	f.StringVar(&items, "items", "", `where the items are in a page, a dotted path ("" for a top-level array; default: found on the first page)`)
-	f.StringVarP(&out, "output", "o", "", "output file, .jsonl, .json, .jsonl.gz, .jsonl.zst or .csv (default: JSONL on stdout)")
+	f.StringVarP(&out, "output", "o", "", "output file, .jsonl, .json, .jsonl.gz, .jsonl.zst, .csv or .parquet (default: JSONL on stdout)")
 	f.StringVar(&total, "total", "", "where the first page says how many items there are, a dotted path such as meta.total (default: the X-Total-Count header, or numberMatched)")
 	f.StringArrayVar(&allow, "allow-host", nil, "a host (host or host:port) that next links and redirects may lead to besides the URL's own (repeatable); the API key is never sent there")
-	f.StringVar(&format, "format", "", "output format, jsonl, json, jsonl.gz, jsonl.zst or csv (default: from the file's extension)")
+	f.StringVar(&format, "format", "", "output format, jsonl, json, jsonl.gz, jsonl.zst, csv or parquet (default: from the file's extension)")
 	f.BoolVar(&flatten, "flatten", false, "CSV: nested objects as dotted columns (a GeoJSON geometry stays JSON text)")
 	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
 	f.StringArrayVarP(&headers, "header", "H", nil, "request header 'Name: value' (repeatable), sent to the URL's origin only unless it is Accept, Accept-Encoding, Accept-Language, Cache-Control, If-Modified-Since, If-None-Match or User-Agent")
@@ -720,7 +731,7 @@ resume; a symbolic link as the output is refused.`,
 	f.BoolVar(&force, "force", false, "replace an existing output, or start an interrupted harvest over")
 	f.BoolVar(&csvRaw, "csv-raw", false, "write CSV cells exactly as the server sent them: no escaping of control characters, no ' before a leading =, +, -, @, tab or CR")
 	completeValues(cmd, "pages", pagesChoices...)
-	completeValues(cmd, "format", "jsonl\tone JSON value a line", "json\tone JSON array", "jsonl.gz\tgzip JSONL", "jsonl.zst\tzstd JSONL", "csv\tcomma-separated, a header of the first page's keys")
+	completeValues(cmd, "format", "jsonl\tone JSON value a line", "json\tone JSON array", "jsonl.gz\tgzip JSONL", "jsonl.zst\tzstd JSONL", "csv\tcomma-separated, a header of the first page's keys", "parquet\tParquet, built once the walk is complete")
 	addSharedQuotaFlag(cmd, &sharedQuota)
 	return cmd
 }
