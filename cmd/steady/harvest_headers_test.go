@@ -27,8 +27,7 @@ func TestHarvestHeadersStayWithTheirOrigin(t *testing.T) {
 		fmt.Fprint(w, `[{"id":3},{"id":4}]`)
 	}))
 	defer other.Close()
-	var origin *httptest.Server
-	origin = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		note("origin", r)
 		switch r.URL.Path {
 		case "/p1":
