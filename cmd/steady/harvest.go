@@ -388,7 +388,12 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if rec != nil {
+		if rec != nil && rec.State.SinceMax == "" {
+			// The last run wrote no row with the field: there is no
+			// value to ask after, and this run harvests everything
+			// again, replacing the output rather than appending to it.
+			j.force = true
+		} else if rec != nil {
 			return j.continueSince(rec, fresh)
 		}
 	}

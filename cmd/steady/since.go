@@ -239,9 +239,6 @@ func (j *job) continueSince(rec *sinceRecord, fresh *harvestState) (*os.File, *h
 	switch {
 	case rec.URL != fresh.URL || rec.Field != j.since.field || rec.Param != j.since.param || rec.Format != fresh.Format:
 		return nil, nil, usagef("the last incremental harvest into %s (%s) was made with another URL, --since-field, --since-param or format; repeat its command line, or start over with --force", j.out, rp)
-	case rec.State.SinceMax == "":
-		// The last run had no row with the field: nothing to ask after.
-		return nil, nil, usagef("the last harvest into %s found no %s in any row, so there is no value to continue after; check --since-field, or start over with --force", j.out, j.since.field)
 	}
 	in, err := openPrivate(j.out, false)
 	if err != nil {

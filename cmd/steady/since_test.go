@@ -160,3 +160,28 @@ func TestSinceUsage(t *testing.T) {
 		}
 	}
 }
+
+// A first run over an empty collection records no value: the next run
+// harvests everything, replacing the output, and records the value.
+func TestHarvestSinceFromEmpty(t *testing.T) {
+	s := &sinceServer{}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	args := []string{"harvest", "-q", "--pages", "link", srv.URL + "/items", "-o", out, "--since-field", "updated", "--since-param", "since"}
+	for run, add := range []int{0, 3, 2} {
+		for range add {
+			n := len(s.rows) + 1
+			s.add(n, n)
+		}
+		if code, _, errText := cli(t, args...); code != exitOK {
+			t.Fatalf("run %d: exit %d, %s", run+1, code, errText)
+		}
+	}
+	if got := readIDs(t, out); fmt.Sprint(got) != "[1 2 3 4 5]" {
+		t.Errorf("rows %v", got)
+	}
+	if got := strings.Join(s.asked, " "); got != "- - - 3 3" {
+		t.Errorf("since asked: %s", got)
+	}
+}
