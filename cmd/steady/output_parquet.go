@@ -257,10 +257,12 @@ func eachRow(path string, f func(n int64, fields []field) error) error {
 	}
 	defer func() { _ = in.Close() }()
 	r := bufio.NewReaderSize(in, 1<<20)
+	var fields []field
 	for n := int64(1); ; n++ {
 		line, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
-			fields, ferr := objectFields(line)
+			var ferr error
+			fields, ferr = rowFields(line, fields)
 			if ferr != nil {
 				return fmt.Errorf("row %d: %w; Parquet output needs JSON objects (use a .jsonl output)", n, ferr)
 			}
@@ -303,4 +305,96 @@ func (j *job) publishBuilt(staged *os.File) error {
 	}
 	_ = os.Remove(partialPath(j.out))
 	return nil
+}
+
+// rowFields splits a compact JSON object, as the staged rows are written,
+// into its fields without decoding them: the walk validated every row. A
+// row it cannot split goes to objectFields, which says what is wrong.
+func rowFields(row []byte, dst []field) ([]field, error) {
+	row = bytes.TrimSpace(row)
+	fail := func() ([]field, error) {
+		if !json.Valid(row) {
+			return nil, errors.New("not valid JSON")
+		}
+		return objectFields(row)
+	}
+	if len(row) < 2 || row[0] != '{' || row[len(row)-1] != '}' {
+		return fail()
+	}
+	dst = dst[:0]
+	i := 1
+	if row[i] == '}' {
+		return dst, nil
+	}
+	for {
+		if row[i] != '"' {
+			return fail()
+		}
+		end := stringEnd(row, i)
+		if end < 0 || end+1 >= len(row) || row[end+1] != ':' {
+			return fail()
+		}
+		key := string(row[i+1 : end])
+		if bytes.IndexByte(row[i:end], '\\') >= 0 {
+			if err := json.Unmarshal(row[i:end+1], &key); err != nil {
+				return fail()
+			}
+		}
+		start := end + 2
+		stop := valueEnd(row, start)
+		if stop < 0 {
+			return fail()
+		}
+		dst = append(dst, field{key: key, raw: row[start:stop]})
+		switch {
+		case stop < len(row)-1 && row[stop] == ',':
+			i = stop + 1
+		case stop == len(row)-1:
+			return dst, nil
+		default:
+			return fail()
+		}
+	}
+}
+
+// stringEnd is the index of the quote that closes the string opening at
+// b[i], -1 when none does.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j
+		}
+	}
+	return -1
+}
+
+// valueEnd is the index just past the value starting at b[i] (a ',' or
+// the closing '}' of its object follows), -1 when the text ends first.
+func valueEnd(b []byte, i int) int {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			if j = stringEnd(b, j); j < 0 {
+				return -1
+			}
+		case '{', '[':
+			depth++
+		case ']':
+			depth--
+		case '}':
+			if depth == 0 {
+				return j
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
 }

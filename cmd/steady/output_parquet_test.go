@@ -197,3 +197,34 @@ func TestBinaryParquetKillAndResume(t *testing.T) {
 		}
 	}
 }
+
+// rowFields splits a staged row as objectFields does, escapes, nesting
+// and white space included.
+func TestRowFieldsAgreesWithObjectFields(t *testing.T) {
+	for _, row := range []string{
+		`{}`, `{"a":1}`, `{"a":"x,}\"y","b":[1,{"c":"]"}],"d":null}`,
+		`{"k\u00e9y":{"x":{}},"e":"\\"}`, `{ "a" : 1 , "b":[ ] }`, `{"a":true,"a":false}`,
+	} {
+		want, err := objectFields([]byte(row))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := rowFields([]byte(row), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", row, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d fields, want %d", row, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].key != want[i].key || strings.TrimSpace(string(got[i].raw)) != strings.TrimSpace(string(want[i].raw)) {
+				t.Errorf("%s: field %d %q=%s, want %q=%s", row, i, got[i].key, got[i].raw, want[i].key, want[i].raw)
+			}
+		}
+	}
+	for _, bad := range []string{`[1]`, `{"a"}`, `{"a":1`, `"x"`} {
+		if _, err := rowFields([]byte(bad), nil); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
