@@ -82,25 +82,40 @@ func redactEscaped(s string, secrets []string) string {
 	if !strings.ContainsAny(s, "%+") {
 		return s
 	}
-	type span struct{ from, to int }
+	return replaceEscaped(s, secrets, false, func(int) string { return Redacted })
+}
+
+// replaceEscaped replaces, in s, the text of every secret that shows once
+// s is unescaped (and, with plain, as written) by with(i), i the secret's
+// index, keeping the text around it as written.
+func replaceEscaped(s string, secrets []string, plain bool, with func(i int) string) string {
+	type span struct{ from, to, secret int }
 	var spans []span
-	unescapings(s, func(d string, at []int) bool {
-		for _, v := range secrets {
+	find := func(d string, at []int) bool {
+		for k, v := range secrets {
 			for i := 0; ; {
 				j := strings.Index(d[i:], v)
 				if j < 0 {
 					break
 				}
-				spans = append(spans, span{at[i+j], at[i+j+len(v)]})
+				from, to := i+j, i+j+len(v)
+				if at != nil {
+					from, to = at[from], at[to]
+				}
+				spans = append(spans, span{from, to, k})
 				i += j + len(v)
 			}
 		}
 		return true
-	})
+	}
+	if plain {
+		find(s, nil)
+	}
+	unescapings(s, find)
 	if len(spans) == 0 {
 		return s
 	}
-	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(b.to, a.to)) })
 	var b strings.Builder
 	done := 0
 	for _, sp := range spans {
@@ -109,7 +124,7 @@ func redactEscaped(s string, secrets []string) string {
 		}
 		if sp.from >= done {
 			b.WriteString(s[done:sp.from])
-			b.WriteString(Redacted)
+			b.WriteString(with(sp.secret))
 		}
 		done = sp.to
 	}

@@ -180,3 +180,29 @@ func TestRangeWalkResumePoint(t *testing.T) {
 		}
 	})
 }
+
+// Options.Range resumes a Range walk as the header on the request does,
+// with no header of the caller's: what a client that builds the request
+// itself (steady.Client.Walk) needs. Any other style refuses it.
+func TestRangeOptionResumes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &memTransport{h: styleHandler(t, steadytest.Range, 1000, steadytest.Faults{}), latency: time.Millisecond}
+		client := &http.Client{Transport: tr}
+		for _, conc := range []int{1, 4} {
+			opt := paginate.Options{Next: paginate.Range(100), Concurrency: conc, Range: "300-399"}
+			rest, w, err := walkIDs(t, client, mustRequest(t, "http://api.test/items"), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSequence(t, rest, 301, 1000)
+			if s := w.Summary(); !s.Complete || s.Pages != 7 {
+				t.Errorf("concurrency %d: summary %+v", conc, s)
+			}
+		}
+		next, _ := paginate.ParseStyle("offset:_start:_limit")
+		_, _, err := walkIDs(t, client, mustRequest(t, "http://api.test/items?_limit=10"), paginate.Options{Next: next, Range: "0-9"})
+		if !errors.Is(err, paginate.ErrOptions) {
+			t.Errorf("offset walk with Range: %v, want ErrOptions", err)
+		}
+	})
+}

@@ -79,6 +79,13 @@ type Options struct {
 	// fetches one page at a time, as every other style always does.
 	Concurrency int
 
+	// Range is, for a [Range] walk, the Range header of its first request,
+	// such as the [Summary.NextRange] of a walk to resume: the walk starts
+	// at that item, with that page size. Empty means the request's own
+	// Range header, or none. It is an error with any other style, whose
+	// position is in the URL.
+	Range string
+
 	// Reporter receives a [event.PageReceived] event per page (nil:
 	// silent).
 	Reporter event.Reporter
@@ -205,10 +212,11 @@ func newPlan(req *http.Request, opt Options) (*plan, error) {
 	first.Fragment, first.RawFragment = "", ""
 	p.first = &first
 	if st, ok := p.next.(stepper); ok {
-		s, err := newStepState(st, p, req.Header)
+		s, err := newStepState(st, p, startHeader(req.Header, opt.Range))
 		if err != nil {
 			return nil, err
 		}
+		s.first = opt.Range
 		p.steps = s
 	}
 	p.policy = Policy{AllowedHosts: opt.AllowedHosts, CanonicalHost: opt.CanonicalHost}
@@ -224,10 +232,27 @@ func (p *plan) styleState(opt Options) error {
 	if x, ok := p.next.(xmlStyle); ok {
 		p.xml = &x
 	}
+	if _, ok := p.next.(rangeStyle); opt.Range != "" && !ok {
+		return optionsError("Range is the first Range header of a Range walk; this walk's style has its position in the URL")
+	}
 	if _, ok := p.next.(stepper); ok && opt.Items == NoItems {
 		return optionsError("a computed style counts items to know where the next page starts, but Items is NoItems")
 	}
 	return nil
+}
+
+// startHeader is the header a computed walk reads its start from: the
+// request's own, or one whose Range is rng when that is set.
+func startHeader(h http.Header, rng string) http.Header {
+	if rng == "" {
+		return h
+	}
+	h = h.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Range", rng)
+	return h
 }
 
 // splitPath splits a dotted path; "" is the top level.

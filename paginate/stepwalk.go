@@ -18,6 +18,9 @@ type stepState struct {
 	// announced in a top-level "pages"; -1 for none.
 	pageCount int64
 	pages     fingerprintSet
+	// first is [Options.Range]: the first request's Range header, "" for
+	// the request's own.
+	first string
 }
 
 func newStepState(st stepper, pl *plan, h http.Header) (*stepState, error) {
@@ -31,6 +34,9 @@ func newStepState(st stepper, pl *plan, h http.Header) (*stepState, error) {
 // firstTarget is the walk's first request: the first URL as given, with a
 // Range header for [Range] when a page size is known.
 func (s *stepState) firstTarget(first target, hasRange bool) target {
+	if s.first != "" {
+		return target{u: first.u, rng: s.first}
+	}
 	if _, ok := s.st.(rangeStyle); ok && !hasRange && s.size > 0 {
 		return s.st.target(first.u, s.pos, s.size)
 	}

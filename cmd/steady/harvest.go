@@ -62,6 +62,16 @@ type job struct {
 	stoppedAt time.Time
 	rebuilt   bool
 	continued bool // a resume in the process that parked: its renderer counted the rows
+	// headers are the -H headers; nil for none.
+	headers *harvestHeaders
+	// since is --since-field and --since-param; nil without them.
+	since *sinceSpec
+	// xmlFound says --pages auto proved an XML listing: its items are XML
+	// elements.
+	xmlFound bool
+	// start is the URL the walk starts at: the first, or the saved next
+	// page with the secrets of its path put back.
+	start string
 }
 
 type result struct {
@@ -94,6 +104,9 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	origin := stripCredentials(j.origin, j.client.Redactor())
 	st := &harvestState{Version: stateVersion, URL: origin, Pages: j.pages, Items: j.items,
 		Format: j.format, MaxRows: j.maxRows, Next: origin}
+	if j.since != nil {
+		st.SinceField, st.SinceParam = j.since.field, j.since.param
+	}
 
 	var file *os.File
 	w := j.w
@@ -118,6 +131,9 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	if cs, ok := sink.(*csvSink); ok {
 		cs.raw = j.csvRaw
 	}
+	if j.pages == "auto" {
+		sink = &autoXMLSink{sink: sink, xml: &xmlSink{sink: sink}, on: &j.xmlFound}
+	}
 	res.rows, res.pages = st.Rows, st.Done
 	if j.resume && !j.continued {
 		// Progress counts the rows and pages already in the file as done.
@@ -130,6 +146,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		return res, j.finish(file, st, &res)
 	}
 
+	pt := j.pageTransport()
 	// The hosts are the first URL's and --allow-host's, named even on a
 	// resume, whose first request is the saved next page.
 	opt := paginate.Options{Next: j.next, Items: j.items, TotalField: j.total, Reporter: rep,
@@ -137,7 +154,10 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	if j.maxRows > 0 {
 		opt.MaxRows = j.maxRows - int(st.Rows)
 	}
-	walk, err := j.client.Walk(st.Next, nil, opt)
+	if j.start, err = unsealNext(st.Next, j.client.Redactor(), statePath(j.out)); err != nil {
+		return res, err
+	}
+	walk, err := j.client.Walk(j.start, nil, opt)
 	if err != nil {
 		return res, &usageError{err: err}
 	}
@@ -148,13 +168,16 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	if j.stateInterval > 0 {
 		cp.interval = j.stateInterval
 	}
-	defer func() { _ = cp.wait() }()       // even on a panic, so that no state is written after run returns
-	ctx, outcome := j.outcomeRecorder(ctx) // the last page's: why retrying stopped
+	defer func() { _ = cp.wait() }() // even on a panic, so that no state is written after run returns
 	writeFailed := false
-	for page, werr := range ahead(ctx, j.autoPages(&walk, opt, st)) {
+	for w, werr := range ahead(ctx, withRanges(&walk, j.autoPages(&walk, opt, st))) {
+		page := w.page
 		if werr != nil {
 			j.stoppedAt = time.Now()
-			err = rateLimited(inFlagWords(werr), outcome)
+			// The failed page's own record says why retrying stopped,
+			// whichever pages were in flight beside it.
+			sum := walk.Summary()
+			err = rateLimited(inFlagWords(werr), pt.outcome(sum.Next, sum.NextRange))
 			var pe *paginate.Error
 			if errors.As(werr, &pe) && errors.Is(pe, paginate.ErrCrossHost) {
 				err = fmt.Errorf("%w; --allow-host %s follows it, if that host is trusted", err, pe.Host)
@@ -170,6 +193,9 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		// resume rather than skipped. Without a file, each page goes out
 		// at once, for whoever reads the stream; a file is written in
 		// large blocks, and flushed when a state is due.
+		if err = j.since.check(st, page); err != nil {
+			break
+		}
 		if err = sink.writePage(st.Done+1, page.Items); err == nil && file == nil {
 			err = sink.flush()
 		}
@@ -191,14 +217,20 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 			// The last page, or one whose next link the walk is about to
 			// refuse: there is no page to resume from, and the state must
 			// not point back at this one, whose rows are written.
-			st.Next = ""
+			st.Next, st.NextRange = "", ""
 			continue
 		}
-		st.Next = keyFree(page.Next, j.client.Redactor())
+		st.Next, st.NextRange = keyFree(page.Next, j.client.Redactor()), w.nextRange
 		if err = cp.pageDone(st, time.Now()); err != nil {
 			writeFailed = true
 			break
 		}
+	}
+	var rowsEnd int64 // where the rows end, before what end writes after them
+	if err == nil && j.since != nil {
+		var b int
+		b, err = sink.buffered()
+		rowsEnd = out.n + int64(b)
 	}
 	if err == nil {
 		if err = sink.end(); err != nil {
@@ -226,7 +258,10 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	if err := j.short(walk.Summary(), st, file); err != nil {
 		return res, err
 	}
-	return res, j.finish(file, st, &res)
+	if err := j.finish(file, st, &res); err != nil {
+		return res, err
+	}
+	return res, j.saveSince(st, rowsEnd)
 }
 
 // ahead runs a walk one page ahead of the loop that writes its items: the
@@ -235,11 +270,11 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 // most two pages. Breaking out of the loop (or a panic in it) stops the
 // walk and waits for it, so nothing is left running; a page fetched ahead
 // and not written is not counted anywhere, and a resume fetches it again.
-func ahead(ctx context.Context, all func(context.Context) iter.Seq2[*paginate.Page, error]) iter.Seq2[*paginate.Page, error] {
-	return func(yield func(*paginate.Page, error) bool) {
+func ahead[T any](ctx context.Context, all func(context.Context) iter.Seq2[T, error]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		type step struct {
-			page *paginate.Page
+			page T
 			err  error
 		}
 		steps := make(chan step)
@@ -282,7 +317,10 @@ func (j *job) short(sum paginate.Summary, st *harvestState, file *os.File) error
 	if j.maxRows > 0 {
 		want = min(want, int64(j.maxRows))
 	}
-	if st.Rows == want || st.Rows > want && st.Total == 0 {
+	// An incremental run's total counts its own rows, those it skipped as
+	// sent again included.
+	got := st.Rows - st.RowsBefore + st.SinceSkipped
+	if got == want || got > want && st.Total == 0 {
 		return nil
 	}
 	where := "were written to " + j.name()
@@ -293,12 +331,12 @@ func (j *job) short(sum paginate.Summary, st *harvestState, file *os.File) error
 		_ = os.Remove(statePath(j.out))
 		where = "are kept in " + partialPath(j.out)
 	}
-	if st.Rows > want {
+	if got > want {
 		return fmt.Errorf("the server announced %d rows, but the walk received %d: pages repeated or overlapped, or the collection grew during the walk; the %d rows %s",
-			st.Total, st.Rows, st.Rows, where)
+			st.Total, got, st.Rows, where)
 	}
 	return fmt.Errorf("the server announced %d rows, but the walk ended after %d: the pages may be linked another way (--pages, --items) or the server stopped early; the %d rows %s",
-		st.Total, st.Rows, st.Rows, where)
+		st.Total, got, st.Rows, where)
 }
 
 // open prepares the partial file: a new one, or, with --resume, the old one
@@ -350,6 +388,21 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 		return f, old, nil
 	case old != nil && !j.force:
 		return nil, nil, usagef("an interrupted harvest into %s exists; continue it with --resume or start over with --force", j.out)
+	case j.since != nil && j.force:
+		_ = os.Remove(sincePath(j.out)) // started over: the record is this run's to write
+	case j.since != nil:
+		rec, err := loadSince(j.out)
+		if err != nil {
+			return nil, nil, err
+		}
+		if rec != nil && rec.State.SinceMax == "" {
+			// The last run wrote no row with the field: there is no
+			// value to ask after, and this run harvests everything
+			// again, replacing the output rather than appending to it.
+			j.force = true
+		} else if rec != nil {
+			return j.continueSince(rec, fresh)
+		}
 	}
 	if err := j.checkFile(); err != nil {
 		return nil, nil, err
@@ -392,6 +445,9 @@ func (j *job) finish(file *os.File, st *harvestState, res *result) error {
 	if err := file.Sync(); err != nil {
 		return fmt.Errorf("writing %s: %w", j.name(), err)
 	}
+	if j.format == fmtParquet {
+		return j.publishBuilt(file)
+	}
 	if err := publishMode(file, j.out); err != nil {
 		return fmt.Errorf("writing %s: %w", j.out, err)
 	}
@@ -401,6 +457,11 @@ func (j *job) finish(file *os.File, st *harvestState, res *result) error {
 	if err := replaceWith(partialPath(j.out), j.out); err != nil {
 		return err
 	}
+	return j.dropState()
+}
+
+// dropState removes the state of a published harvest.
+func (j *job) dropState() error {
 	// A state left beside a finished output would make the next harvest
 	// into it refuse to start, so failing to remove it is said.
 	if err := os.Remove(statePath(j.out)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -493,7 +554,8 @@ func (j *job) name() string {
 func newHarvest(g *globals) *cobra.Command {
 	var (
 		pages, items, out, format, total string
-		allow                            []string
+		allow, headers                   []string
+		sinceField, sinceParam           string
 		maxRows                          int
 		resume, force, csvRaw, flatten   bool
 		sharedQuota                      string
@@ -533,7 +595,18 @@ A walk that ends with fewer or more rows than the first page announced
 (X-Total-Count, numberMatched, or the field --total names) fails with both
 numbers; the rows stay in FILE.partial.
 The -o extension picks the format: .jsonl, .json (one JSON array),
-.jsonl.gz, .jsonl.zst or .csv; each resumes as JSONL does.
+.jsonl.gz, .jsonl.zst, .csv or .parquet; each resumes as JSONL does. A
+Parquet file is built from all the rows once the walk is complete, each
+top-level field an optional column whose type widens as rows differ.
+-H headers go to the URL's origin only (Accept, Accept-Encoding,
+Accept-Language, Cache-Control, If-Modified-Since, If-None-Match and
+User-Agent everywhere), never to next links or redirects elsewhere.
+--since-field F --since-param P harvests incrementally: a complete run
+records the highest F beside the output (FILE.since.json); the next run
+asks for P=that value, appends the new rows to FILE, skips the rows at
+the value it already wrote, and fails (exit 1), leaving FILE as it was,
+on a row older than the value. Values compare as numbers when both are
+numbers, as RFC 3339 times when both are, else as text.
 CSV columns are the union of the keys of the first rows' items, in the
 order first seen; fields first seen later go, as a JSON object, to a last
 column, _extra, which a file has only once a row needs it. --flatten
@@ -569,6 +642,16 @@ resume; a symbolic link as the output is refused.`,
 			if err != nil {
 				return err
 			}
+			since, err := parseSince(sinceField, sinceParam)
+			if err != nil {
+				return err
+			}
+			if err := since.checkFormat(fmtName, out); err != nil {
+				return err
+			}
+			if fmtName == fmtParquet && out == "" {
+				return usagef("Parquet output needs -o naming a regular file: the file is built once the walk is complete, not streamed")
+			}
 			if !cmd.Flags().Changed("items") {
 				items = paginate.FindItems
 				if isXMLStyle(next) {
@@ -585,13 +668,18 @@ resume; a symbolic link as the output is refused.`,
 			// output and special files are streamed into, with no resume.
 			w, file, label := cmd.OutOrStdout(), out, ""
 			if out != "" {
-				kind, err := checkOutput(out, force)
+				// An incremental run continues the output its record
+				// describes: that it exists is no reason to refuse.
+				_, recErr := os.Lstat(sincePath(out))
+				kind, err := checkOutput(out, force || since != nil && recErr == nil)
 				if err != nil {
 					return err
 				}
 				switch {
 				case kind != destFile && resume:
 					return usagef("--resume needs the regular -o file of the interrupted harvest, not %s", out)
+				case kind != destFile && fmtName == fmtParquet:
+					return usagef("Parquet output needs -o naming a regular file: the file is built once the walk is complete, not streamed")
 				case kind == destStdout:
 					file = ""
 				case kind == destSpecial:
@@ -614,13 +702,18 @@ resume; a symbolic link as the output is refused.`,
 				return err
 			}
 			defer g.shared.Close()
-			client, r, err := g.clientFor(target, retry.Policy{RetryStatus: retry.AnyServerError})
+			hh, err := g.parseHarvestHeaders(headers, target)
+			if err != nil {
+				return err
+			}
+			client, r, err := g.clientFor(target, retry.Policy{RetryStatus: retry.AnyServerError}, hh.keys...)
 			if err != nil {
 				return err
 			}
 			defer client.CloseIdleConnections()
 			j := &job{client: client, origin: target, pages: pages, next: next, items: items, total: total, allow: hosts,
-				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force, csvRaw: csvRaw}
+				maxRows: maxRows, format: fmtName, out: file, w: w, label: label, resume: resume, force: force, csvRaw: csvRaw,
+				headers: hh, since: since}
 			s, _ := g.settings() // clientFor read them: no error here
 			j.concurrency = s.Concurrent
 			if !g.quiet && (pages == "auto" || items == paginate.FindItems) {
@@ -644,17 +737,20 @@ resume; a symbolic link as the output is refused.`,
 	f := cmd.Flags()
 	f.StringVar(&pages, "pages", "auto", "how pages are linked: auto, link, json-links, cursor:FIELD:PARAM, body-link:FIELD, offset:PARAM[:LIMITPARAM], page:PARAM[:SIZEPARAM], range[:SIZE] or xml:TOKENPATH:PARAM[:ITEMSPATH]")
 	f.StringVar(&items, "items", "", `where the items are in a page, a dotted path ("" for a top-level array; default: found on the first page)`)
-	f.StringVarP(&out, "output", "o", "", "output file, .jsonl, .json, .jsonl.gz, .jsonl.zst or .csv (default: JSONL on stdout)")
+	f.StringVarP(&out, "output", "o", "", "output file, .jsonl, .json, .jsonl.gz, .jsonl.zst, .csv or .parquet (default: JSONL on stdout)")
 	f.StringVar(&total, "total", "", "where the first page says how many items there are, a dotted path such as meta.total (default: the X-Total-Count header, or numberMatched)")
 	f.StringArrayVar(&allow, "allow-host", nil, "a host (host or host:port) that next links and redirects may lead to besides the URL's own (repeatable); the API key is never sent there")
-	f.StringVar(&format, "format", "", "output format, jsonl, json, jsonl.gz, jsonl.zst or csv (default: from the file's extension)")
+	f.StringVar(&format, "format", "", "output format, jsonl, json, jsonl.gz, jsonl.zst, csv or parquet (default: from the file's extension)")
 	f.BoolVar(&flatten, "flatten", false, "CSV: nested objects as dotted columns (a GeoJSON geometry stays JSON text)")
 	f.IntVar(&maxRows, "max-rows", 0, "stop after exactly this many rows (0: all)")
+	f.StringArrayVarP(&headers, "header", "H", nil, "request header 'Name: value' (repeatable), sent to the URL's origin only unless it is Accept, Accept-Encoding, Accept-Language, Cache-Control, If-Modified-Since, If-None-Match or User-Agent")
+	f.StringVar(&sinceField, "since-field", "", "incremental harvest: the field (a dotted path) whose highest value is recorded beside -o; the next run asks for rows after it and appends them")
+	f.StringVar(&sinceParam, "since-param", "", "incremental harvest: the query parameter that asks for rows after --since-field's recorded value")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted harvest into the -o file")
 	f.BoolVar(&force, "force", false, "replace an existing output, or start an interrupted harvest over")
 	f.BoolVar(&csvRaw, "csv-raw", false, "write CSV cells exactly as the server sent them: no escaping of control characters, no ' before a leading =, +, -, @, tab or CR")
 	completeValues(cmd, "pages", pagesChoices...)
-	completeValues(cmd, "format", "jsonl\tone JSON value a line", "json\tone JSON array", "jsonl.gz\tgzip JSONL", "jsonl.zst\tzstd JSONL", "csv\tcomma-separated, a header of the first page's keys")
+	completeValues(cmd, "format", "jsonl\tone JSON value a line", "json\tone JSON array", "jsonl.gz\tgzip JSONL", "jsonl.zst\tzstd JSONL", "csv\tcomma-separated, a header of the first page's keys", "parquet\tParquet, built once the walk is complete")
 	addSharedQuotaFlag(cmd, &sharedQuota)
 	addParkFlags(cmd, &pk)
 	addReserveFlag(cmd, g)
@@ -743,6 +839,8 @@ func stateDiffers(old, fresh *harvestState, r *credentials.Redactor) string {
 		return "--format " + old.Format + ", not --format " + fresh.Format
 	case old.MaxRows != fresh.MaxRows:
 		return fmt.Sprintf("--max-rows %d, not --max-rows %d", old.MaxRows, fresh.MaxRows)
+	case old.SinceField != fresh.SinceField || old.SinceParam != fresh.SinceParam:
+		return fmt.Sprintf("--since-field %q --since-param %q", old.SinceField, old.SinceParam)
 	}
 	return ""
 }

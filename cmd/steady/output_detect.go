@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/steadyhttp/steady/paginate"
-	"github.com/steadyhttp/steady/retry"
 )
 
 // autoPages is the walk's pages, with --pages auto settled on the first
@@ -22,15 +21,16 @@ import (
 // (exit 1) instead of publishing a file of the first page alone. A resume
 // detects again on the page it starts from, so it settles the same way.
 func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, st *harvestState) func(context.Context) iter.Seq2[*paginate.Page, error] {
-	first, start := *walk, st.Next
+	first, start := *walk, j.start
 	if j.pages != "auto" {
 		if isRangeStyle(j.next) && j.resume && st.Rows > 0 {
-			w, err := j.client.Walk(start, nil, rangeResumeOptions(opt, st))
+			ropt, skip := rangeResumeOptions(opt, st)
+			w, err := j.client.Walk(start, nil, ropt)
 			if err != nil {
 				return func(context.Context) iter.Seq2[*paginate.Page, error] { return failed(err) }
 			}
 			*walk = w
-			return func(ctx context.Context) iter.Seq2[*paginate.Page, error] { return skipRows(w.All(ctx), st.Rows) }
+			return func(ctx context.Context) iter.Seq2[*paginate.Page, error] { return skipRows(w.All(ctx), skip) }
 		}
 		return first.All
 	}
@@ -51,6 +51,11 @@ func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, st *harvestS
 		return func(yield func(*paginate.Page, error) bool) {
 			var d paginate.Detection
 			for p, err := range first.All(ctx) {
+				if notJSONFirst(err) {
+					// An XML listing, say: the page is fetched again as
+					// any body, for Detect to read.
+					p, err = j.probe(ctx, opt)
+				}
 				if err != nil || p.Number > 1 || first.Summary().Detected.Next != "" {
 					if !yield(p, err) {
 						return
@@ -81,12 +86,12 @@ func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, st *harvestS
 			}
 			next, skip := opt, int64(0)
 			next.Next = d.Next
-			next.Concurrency = 0 // the walk's context records one outcome: see pagesAtOnce
+			next.Concurrency = 0 // auto settles on one style only after a page: it keeps to one page at a time
 			if isXMLStyle(d.Next) {
-				next.Items = ""
+				next.Items, j.xmlFound = "", true
 			}
 			if isRangeStyle(d.Next) && j.resume && st.Rows > 0 {
-				next, skip = rangeResumeOptions(next, st), st.Rows
+				next, skip = rangeResumeOptions(next, st)
 			}
 			w, err := j.client.Walk(start, nil, next)
 			if err != nil {
@@ -120,17 +125,21 @@ func isRangeStyle(n paginate.Next) bool {
 	return strings.HasPrefix(paginate.Spelling(n), "range")
 }
 
-// rangeResumeOptions are the options of a resumed Range walk. A Range walk
-// starts where its first request's Range header says, and a walk's
-// request has no header of the harvest's to say it (ADR 0329): so a
-// resume walks from the first row again, with MaxRows counted from there,
-// and skipRows drops the st.Rows rows the file holds.
-func rangeResumeOptions(opt paginate.Options, st *harvestState) paginate.Options {
+// rangeResumeOptions are the options of a resumed Range walk, and the rows
+// to skip of its first pages. The walk starts where the saved Range header
+// of the next page says (ADR 0351). A state without one, from a version
+// before it, walks from the first row again, with MaxRows counted from
+// there, and skipRows drops the st.Rows rows the file holds (ADR 0329).
+func rangeResumeOptions(opt paginate.Options, st *harvestState) (paginate.Options, int64) {
+	if st.NextRange != "" {
+		opt.Range = st.NextRange
+		return opt, 0
+	}
 	if opt.MaxRows > 0 {
 		opt.MaxRows += int(st.Rows)
 	}
 	opt.ItemsBefore = 0 // the walk counts the saved rows itself
-	return opt
+	return opt, st.Rows
 }
 
 // skipRows yields seq's pages without their first n items; pages left
@@ -158,10 +167,8 @@ func failed(err error) iter.Seq2[*paginate.Page, error] {
 }
 
 // pagesAtOnce is the walk's Options.Concurrency: --concurrent for an
-// explicit computed style, one page at a time otherwise. A retry.Outcome
-// records one call, so a walk fetching pages at once runs without one (see
-// outcomeRecorder), and --pages auto keeps its outcome for the link walks it
-// mostly settles on.
+// explicit computed style, one page at a time otherwise. Each page's
+// retry.Outcome is its own (see pageTransport).
 func (j *job) pagesAtOnce() int {
 	switch name, _, _ := strings.Cut(paginate.Spelling(j.next), ":"); name {
 	case "offset", "page", "range":
@@ -172,12 +179,22 @@ func (j *job) pagesAtOnce() int {
 	return 0
 }
 
-// outcomeRecorder returns ctx recording why retrying stopped on the walk's last
-// page, for the exit code; a walk fetching pages at once records none, and
-// then only a final 429 says a rate limit stopped it.
-func (j *job) outcomeRecorder(ctx context.Context) (context.Context, *retry.Outcome) {
-	if j.pagesAtOnce() > 1 {
-		return ctx, new(retry.Outcome)
+// notJSONFirst reports whether err is a first page that is not JSON, which
+// the link walk --pages auto starts with cannot read, and Detect may.
+func notJSONFirst(err error) bool {
+	var pe *paginate.Error
+	return errors.As(err, &pe) && pe.Page == 1 && errors.Is(err, paginate.ErrNotJSON)
+}
+
+// probe fetches the walk's first page as any body, once.
+func (j *job) probe(ctx context.Context, opt paginate.Options) (*paginate.Page, error) {
+	w, err := j.client.Walk(j.start, nil, paginate.Options{Items: paginate.NoItems, MaxPages: 1,
+		AllowedHosts: opt.AllowedHosts, Reporter: opt.Reporter})
+	if err != nil {
+		return nil, err
 	}
-	return retry.WithOutcome(ctx)
+	for p, err := range w.All(ctx) {
+		return p, err
+	}
+	return nil, errors.New("the first page could not be fetched again")
 }

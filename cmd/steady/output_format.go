@@ -26,12 +26,12 @@ const (
 // formatNames are the --format values, and extensions the -o endings that
 // pick a format, longest first.
 var (
-	formatNames = []string{fmtJSONL, fmtJSON, fmtGzip, fmtZstd, fmtCSV}
+	formatNames = []string{fmtJSONL, fmtJSON, fmtGzip, fmtZstd, fmtCSV, fmtParquet}
 	extensions  = []struct{ ext, format string }{
 		{".jsonl.gz", fmtGzip}, {".ndjson.gz", fmtGzip},
 		{".jsonl.zst", fmtZstd}, {".ndjson.zst", fmtZstd},
 		{".jsonl", fmtJSONL}, {".ndjson", fmtJSONL},
-		{".json", fmtJSON}, {".csv", fmtCSV},
+		{".json", fmtJSON}, {".csv", fmtCSV}, {".parquet", fmtParquet},
 	}
 )
 
@@ -62,7 +62,7 @@ func formatOf(out, format string, flatten bool) (string, error) {
 			name = fmtJSONL // a name without an extension, such as /dev/stdout
 		}
 		if name == "" {
-			return "", usagef("cannot tell the format of %s from its extension (.jsonl, .json, .jsonl.gz, .jsonl.zst, .csv); use --format", out)
+			return "", usagef("cannot tell the format of %s from its extension (.jsonl, .json, .jsonl.gz, .jsonl.zst, .csv, .parquet); use --format", out)
 		}
 	}
 	if flatten {
@@ -89,6 +89,8 @@ func newOutput(format string, w io.Writer, st *harvestState, partial string) sin
 			z, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1)) // options are constants: no error
 			return z
 		})
+	case fmtParquet:
+		return &parquetSink{jsonlSink: jsonlSink{bw: bufio.NewWriterSize(w, 64<<10)}, partial: partial}
 	case fmtCSV, fmtCSVFlat:
 		bw := bufio.NewWriterSize(w, 64<<10)
 		s := &csvSink{bw: bw, w: csv.NewWriter(bw), flatten: format == fmtCSVFlat, partial: partial}

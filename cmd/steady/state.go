@@ -26,16 +26,34 @@ type harvestState struct {
 	Format  string `json:"format"`
 	MaxRows int    `json:"max_rows,omitempty"`
 	Next    string `json:"next"` // the page to fetch next
-	Done    int    `json:"pages_done"`
-	Rows    int64  `json:"rows"`
-	Offset  int64  `json:"offset"`          // bytes of the partial file that hold whole pages
-	Total   int64  `json:"total,omitempty"` // rows the server announced; 0: none
+	// NextRange is the Range header of the page to fetch next, for
+	// --pages range; "" for the other styles.
+	NextRange string `json:"next_range,omitempty"`
+	Done      int    `json:"pages_done"`
+	Rows      int64  `json:"rows"`
+	Offset    int64  `json:"offset"`          // bytes of the partial file that hold whole pages
+	Total     int64  `json:"total,omitempty"` // rows the server announced; 0: none
 	// Columns is the CSV header written, nil while none is: an empty
 	// list is a header of _extra alone.
 	Columns []string `json:"columns"`
 	// ResumeAt is when a parked harvest may continue (RFC 3339, UTC, to
 	// the second): a --resume before it waits for it (park.go).
 	ResumeAt string `json:"resume_at,omitempty"`
+
+	// An incremental harvest (--since-field, since.go): the field and the
+	// parameter; the floor this run asked for ("" on a first run) and the
+	// digests of the last run's rows at it, which are skipped when sent
+	// again; the highest value written so far and the digests of the rows
+	// at it; the rows the output held before this run, and the rows
+	// skipped as sent again.
+	SinceField   string   `json:"since_field,omitempty"`
+	SinceParam   string   `json:"since_param,omitempty"`
+	SinceFloor   string   `json:"since_floor,omitempty"`
+	SinceSeen    []string `json:"since_seen,omitempty"`
+	SinceMax     string   `json:"since_max,omitempty"`
+	SinceEdge    []string `json:"since_edge,omitempty"`
+	RowsBefore   int64    `json:"rows_before,omitempty"`
+	SinceSkipped int64    `json:"since_skipped,omitempty"`
 }
 
 const stateVersion = 1
@@ -51,7 +69,7 @@ func stripCredentials(u *url.URL, red *credentials.Redactor) string {
 	if u == nil {
 		return ""
 	}
-	c := *red.KeyFree(u)
+	c := *red.SealPath(red.KeyFree(u))
 	c.User = nil
 	q := c.Query()
 	changed := false
@@ -70,11 +88,27 @@ func stripCredentials(u *url.URL, red *credentials.Redactor) string {
 // keyFree is the next URL as the server gave it, less the client's
 // secrets, found by value (ADR 308): a parameter named token, key or sig
 // is as likely a page's continuation as a credential, and dropping it by
-// name would make a resume start the walk again.
+// name would make a resume start the walk again. A secret the server put
+// in the path is sealed, its place marked, and put back by unsealNext
+// (ADR 0354): the path is the page's address, which dropping would break.
 func keyFree(u *url.URL, red *credentials.Redactor) string {
-	c := *red.KeyFree(u)
+	c := *red.SealPath(red.KeyFree(u))
 	c.User = nil
 	return c.String()
+}
+
+// unsealNext is a saved next URL with the secrets keyFree sealed out of
+// its path put back, ready to be requested.
+func unsealNext(next string, red *credentials.Redactor, state string) (string, error) {
+	u, err := url.Parse(next)
+	if err != nil {
+		return "", usagef("the state file %s names a next page that is not a URL; it is damaged or was edited, use --force to start over", state)
+	}
+	back, err := red.UnsealPath(u)
+	if err != nil {
+		return "", usagef("the next page saved in %s carries an API key in its path, and this run does not have it (%v): set the same STEADY_API_KEY and -H headers as the interrupted run", state, err)
+	}
+	return back.String(), nil
 }
 
 func loadState(path string) (*harvestState, error) {
