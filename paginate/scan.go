@@ -1,8 +1,10 @@
 package paginate
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 )
 
 // maxDepth matches encoding/json's nesting limit, so a page this package
@@ -20,9 +22,10 @@ type span struct{ start, end int }
 
 // scanner validates a JSON document in one pass and, on the way, records
 // where the values at up to two dotted paths are and, for the items path,
-// where each element of its array starts and ends. It decodes nothing and
-// copies nothing: every result is a sub-slice of the page, which is what
-// lets a walk hand out items at the cost of reading the body once.
+// where each element of its array starts and whether it is compact. It
+// decodes nothing and copies nothing: every result is a position in the
+// page, which is what lets a walk hand out items at the cost of reading the
+// body once.
 //
 // Validation follows RFC 8259 as encoding/json applies it: the same
 // grammar, the same nesting limit, and, like encoding/json, no check that
@@ -34,9 +37,12 @@ type scanner struct {
 	paths [2][]string // path k applies when its bit is set in the mask given to scan
 	found [2]span
 	items int // index of the path whose array elements are collected, or -1
-	list  []json.RawMessage
+	list  Items
 	isArr bool // the items value was an array (or null)
-	err   *syntaxError
+	// spaces counts the runs of white space skipped, so that an item
+	// during which it grew is known not to be compact.
+	spaces int
+	err    *syntaxError
 }
 
 // scan validates s.data and fills found, list and isArr for the paths whose
@@ -71,15 +77,17 @@ func (s *scanner) eof() bool {
 }
 
 func (s *scanner) skipSpace() {
-	for s.i < len(s.data) {
-		switch s.data[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
+	i := s.i
+	for i < len(s.data) && isJSONSpace(s.data[i]) {
+		i++
+	}
+	if i != s.i {
+		s.spaces++
+		s.i = i
 	}
 }
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // value scans one value at s.i, which is not whitespace. mask holds the
 // paths whose first depth segments named the keys leading here.
@@ -128,7 +136,7 @@ func (s *scanner) value(mask uint8, depth int) {
 		c := s.data[start]
 		s.isArr = c == '[' || c == 'n'
 		if c == 'n' {
-			s.list = s.list[:0]
+			s.list = Items{}
 		}
 	}
 }
@@ -243,7 +251,7 @@ func (s *scanner) array(collect bool) {
 	}
 	defer func() { s.depth-- }()
 	if collect {
-		s.list = s.list[:0]
+		s.startList()
 	}
 	s.i++ // [
 	s.skipSpace()
@@ -255,27 +263,60 @@ func (s *scanner) array(collect bool) {
 		return
 	}
 	for {
-		start := s.i
+		start, spaces := s.i, s.spaces
 		s.value(0, -1)
 		if s.err != nil {
 			return
 		}
 		if collect {
-			s.list = append(s.list, json.RawMessage(s.data[start:s.i:s.i]))
+			s.add(start, s.spaces != spaces)
 		}
 		if !s.more(']', "array element") {
+			if collect && s.err == nil {
+				s.list.close = s.i - 1
+			}
 			return
 		}
 	}
+}
+
+// startList begins the items anew: a later duplicate key's array replaces
+// an earlier one's.
+func (s *scanner) startList() {
+	starts := s.list.starts
+	if starts == nil {
+		starts = make([]uint64, len(s.data)/64+1)
+	}
+	clear(starts)
+	s.list = Items{data: s.data, starts: starts, lo: s.i + 1, close: s.i + 1}
+}
+
+// add records an item that starts at start.
+func (s *scanner) add(start int, loose bool) {
+	l := &s.list
+	if l.n == 0 {
+		l.lo = start
+	}
+	l.starts[start>>6] |= 1 << (start & 63)
+	if loose {
+		for len(l.loose) <= l.n>>6 {
+			l.loose = append(l.loose, 0)
+		}
+		l.loose[l.n>>6] |= 1 << (l.n & 63)
+	}
+	l.n++
 }
 
 // str scans a string at s.i (on its opening quote) and reports whether it
 // holds an escape.
 func (s *scanner) str() (escaped bool) {
 	s.i++
-	for s.i < len(s.data) {
-		c := s.data[s.i]
-		switch {
+	for {
+		s.i = plainRun(s.data, s.i)
+		if s.i >= len(s.data) {
+			break
+		}
+		switch c := s.data[s.i]; {
 		case c == '"':
 			s.i++
 			return escaped
@@ -304,15 +345,35 @@ func (s *scanner) str() (escaped bool) {
 				s.fail("invalid character " + quoteChar(s.data[s.i]) + " in string escape code")
 				return
 			}
-		case c < 0x20:
+		default: // a control character
 			s.fail("invalid character " + quoteChar(c) + " in string literal")
 			return
-		default:
-			s.i++
 		}
 	}
 	s.fail("unexpected end of JSON input")
 	return
+}
+
+// plainRun returns the index of the first byte at or after i that ends a
+// run of plain string content (a quote, a backslash, a control character),
+// or len(b). It tests eight bytes at a time: strings are most of a page.
+func plainRun(b []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q, bs := x^(ones*'"'), x^(ones*'\\')
+		// The high bit of a byte is set where it is zero (in q, bs) or
+		// below 0x20 (in x); a false mark can only follow a true one, so
+		// the lowest mark is exact.
+		m := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((x - ones*0x20) &^ x)
+		if m &= highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
+		i++
+	}
+	return i
 }
 
 func (s *scanner) literal(word string) {

@@ -145,7 +145,14 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	defer func() { _ = cp.wait() }()       // even on a panic, so that no state is written after run returns
 	ctx, outcome := j.outcomeRecorder(ctx) // the last page's: why retrying stopped
 	writeFailed := false
-	for page, werr := range ahead(ctx, j.autoPages(&walk, opt, st)) {
+	all := j.autoPages(&walk, opt, st)
+	pages := ahead(ctx, all)
+	if opt.Concurrency > 1 {
+		// Such a walk fetches pages while this one is written already;
+		// one more held here would be a page too many.
+		pages = all(ctx)
+	}
+	for page, werr := range pages {
 		if werr != nil {
 			err = rateLimited(inFlagWords(werr), outcome)
 			var pe *paginate.Error
@@ -172,7 +179,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 			break
 		}
 		st.Done++
-		st.Rows += int64(len(page.Items))
+		st.Rows += int64(page.Items.Len())
 		if page.Number == 1 {
 			if t := walk.Summary().Total; t > 0 {
 				st.Total = t // kept for a resume, whose first page may not say
