@@ -77,6 +77,13 @@ func (s *scanner) eof() bool {
 }
 
 func (s *scanner) skipSpace() {
+	if s.i < len(s.data) && s.data[s.i] > ' ' {
+		return // most tokens follow one another directly
+	}
+	s.skipSpaces()
+}
+
+func (s *scanner) skipSpaces() {
 	i := s.i
 	for i < len(s.data) && isJSONSpace(s.data[i]) {
 		i++
@@ -95,6 +102,10 @@ func (s *scanner) value(mask uint8, depth int) {
 	if s.eof() {
 		return
 	}
+	if mask == 0 {
+		s.plain(0, depth)
+		return
+	}
 	start := s.i
 	var targets uint8 // the paths that end at this value
 	for k := range 2 {
@@ -102,28 +113,17 @@ func (s *scanner) value(mask uint8, depth int) {
 			targets |= 1 << k
 		}
 	}
-	collect := s.items >= 0 && targets&(1<<s.items) != 0
-	switch c := s.data[s.i]; c {
-	case '{':
-		s.object(mask, depth)
-	case '[':
-		s.array(collect)
-	case '"':
-		s.str()
-	case 't':
-		s.literal("true")
-	case 'f':
-		s.literal("false")
-	case 'n':
-		s.literal("null")
-	default:
-		if c == '-' || ('0' <= c && c <= '9') {
-			s.number()
-		} else {
-			s.fail("invalid character " + quoteChar(c) + " looking for beginning of value")
-		}
+	if targets == 0 {
+		s.plain(mask, depth)
+		return
 	}
-	if s.err != nil || targets == 0 {
+	collect := s.items >= 0 && targets&(1<<s.items) != 0
+	if s.data[s.i] == '[' {
+		s.array(collect)
+	} else {
+		s.plain(mask, depth)
+	}
+	if s.err != nil {
 		return
 	}
 	// A later duplicate key wins, as it does for encoding/json.
@@ -141,6 +141,30 @@ func (s *scanner) value(mask uint8, depth int) {
 	}
 }
 
+// plain scans a value at s.i that is none of the items.
+func (s *scanner) plain(mask uint8, depth int) {
+	switch c := s.data[s.i]; c {
+	case '{':
+		s.object(mask, depth)
+	case '[':
+		s.array(false)
+	case '"':
+		s.str()
+	case 't':
+		s.literal("true")
+	case 'f':
+		s.literal("false")
+	case 'n':
+		s.literal("null")
+	default:
+		if c == '-' || ('0' <= c && c <= '9') {
+			s.number()
+		} else {
+			s.fail("invalid character " + quoteChar(c) + " looking for beginning of value")
+		}
+	}
+}
+
 func (s *scanner) enter() bool {
 	s.depth++
 	if s.depth > maxDepth {
@@ -151,10 +175,14 @@ func (s *scanner) enter() bool {
 }
 
 func (s *scanner) object(mask uint8, depth int) {
-	if !s.enter() {
-		return
+	if s.enter() {
+		s.members(mask, depth)
 	}
-	defer func() { s.depth-- }()
+	s.depth--
+}
+
+// members scans an object's members, from its opening brace.
+func (s *scanner) members(mask uint8, depth int) {
 	s.i++ // {
 	s.skipSpace()
 	if s.eof() {
@@ -191,7 +219,16 @@ func (s *scanner) object(mask uint8, depth int) {
 		}
 		s.i++
 		s.skipSpace()
-		s.value(child, depth+1)
+		if child == 0 && s.i < len(s.data) {
+			s.plain(0, depth+1) // what value would do, without its search for paths
+		} else {
+			s.value(child, depth+1)
+		}
+		if s.err == nil && s.i < len(s.data) && s.data[s.i] == ',' {
+			s.i++ // what more would do, for the usual separator
+			s.skipSpace()
+			continue
+		}
 		if !s.more('}', "object key:value pair") {
 			return
 		}
@@ -246,10 +283,14 @@ func (s *scanner) match(mask uint8, depth int, quoted []byte, escaped bool) uint
 
 // array scans an array; collect says its elements are the items.
 func (s *scanner) array(collect bool) {
-	if !s.enter() {
-		return
+	if s.enter() {
+		s.elements(collect)
 	}
-	defer func() { s.depth-- }()
+	s.depth--
+}
+
+// elements scans an array's elements, from its opening bracket.
+func (s *scanner) elements(collect bool) {
 	if collect {
 		s.startList()
 	}
@@ -264,7 +305,10 @@ func (s *scanner) array(collect bool) {
 	}
 	for {
 		start, spaces := s.i, s.spaces
-		s.value(0, -1)
+		if s.eof() {
+			return
+		}
+		s.plain(0, -1)
 		if s.err != nil {
 			return
 		}
@@ -310,48 +354,59 @@ func (s *scanner) add(start int, loose bool) {
 // str scans a string at s.i (on its opening quote) and reports whether it
 // holds an escape.
 func (s *scanner) str() (escaped bool) {
-	s.i++
+	data, i := s.data, s.i+1
 	for {
-		s.i = plainRun(s.data, s.i)
-		if s.i >= len(s.data) {
+		i = plainRun(data, i)
+		if i >= len(data) {
 			break
 		}
-		switch c := s.data[s.i]; {
-		case c == '"':
-			s.i++
+		if data[i] == '"' {
+			s.i = i + 1
 			return escaped
-		case c == '\\':
-			escaped = true
-			s.i++
-			if s.eof() {
-				return
-			}
-			switch s.data[s.i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i++
-			case 'u':
-				s.i++
-				for range 4 {
-					if s.eof() {
-						return
-					}
-					if !isHex(s.data[s.i]) {
-						s.fail("invalid character " + quoteChar(s.data[s.i]) + " in \\u hexadecimal character escape")
-						return
-					}
-					s.i++
-				}
-			default:
-				s.fail("invalid character " + quoteChar(s.data[s.i]) + " in string escape code")
-				return
-			}
-		default: // a control character
-			s.fail("invalid character " + quoteChar(c) + " in string literal")
+		}
+		s.i = i
+		if data[i] != '\\' {
+			s.fail("invalid character " + quoteChar(data[i]) + " in string literal")
 			return
 		}
+		escaped = true
+		if !s.escape() {
+			return
+		}
+		i = s.i
 	}
+	s.i = i
 	s.fail("unexpected end of JSON input")
 	return
+}
+
+// escape scans an escape at s.i (on its backslash) and reports whether it
+// is valid.
+func (s *scanner) escape() bool {
+	s.i++
+	if s.eof() {
+		return false
+	}
+	switch s.data[s.i] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		s.i++
+	case 'u':
+		s.i++
+		for range 4 {
+			if s.eof() {
+				return false
+			}
+			if !isHex(s.data[s.i]) {
+				s.fail("invalid character " + quoteChar(s.data[s.i]) + " in \\u hexadecimal character escape")
+				return false
+			}
+			s.i++
+		}
+	default:
+		s.fail("invalid character " + quoteChar(s.data[s.i]) + " in string escape code")
+		return false
+	}
+	return true
 }
 
 // plainRun returns the index of the first byte at or after i that ends a
@@ -370,11 +425,20 @@ func plainRun(b []byte, i int) int {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}
-	for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
+	for i < len(b) && !stringStop[b[i]] {
 		i++
 	}
 	return i
 }
+
+// stringStop marks the bytes that end a run of plain string content.
+var stringStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 func (s *scanner) literal(word string) {
 	for j := 0; j < len(word); j++ {
@@ -391,38 +455,41 @@ func (s *scanner) literal(word string) {
 
 // number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func (s *scanner) number() {
-	if s.data[s.i] == '-' {
-		s.i++
-		if s.eof() {
-			return
-		}
+	data, i := s.data, s.i
+	if data[i] == '-' {
+		i++
 	}
-	switch c := s.data[s.i]; {
-	case c == '0':
-		s.i++
-	case '1' <= c && c <= '9':
-		s.digits()
+	switch {
+	case i < len(data) && data[i] == '0':
+		i++
+	case i < len(data) && data[i]-'1' < 9:
+		i = digits(data, i+1)
 	default:
-		s.fail("invalid character " + quoteChar(c) + " in numeric literal")
+		s.i = i
+		if !s.eof() {
+			s.fail("invalid character " + quoteChar(data[i]) + " in numeric literal")
+		}
 		return
 	}
-	if s.i < len(s.data) && s.data[s.i] == '.' {
-		s.i++
+	if i < len(data) && data[i] == '.' {
+		s.i = i + 1
 		if !s.oneDigit("after decimal point in numeric literal") {
 			return
 		}
-		s.digits()
+		i = digits(data, s.i)
 	}
-	if s.i < len(s.data) && (s.data[s.i] == 'e' || s.data[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.data) && (s.data[s.i] == '+' || s.data[s.i] == '-') {
-			s.i++
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
 		}
+		s.i = i
 		if !s.oneDigit("in exponent of numeric literal") {
 			return
 		}
-		s.digits()
+		i = digits(data, s.i)
 	}
+	s.i = i
 }
 
 func (s *scanner) oneDigit(where string) bool {
@@ -436,10 +503,13 @@ func (s *scanner) oneDigit(where string) bool {
 	return true
 }
 
-func (s *scanner) digits() {
-	for s.i < len(s.data) && '0' <= s.data[s.i] && s.data[s.i] <= '9' {
-		s.i++
+// digits returns the index of the first byte at or after i that is not a
+// decimal digit.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i]-'0' < 10 {
+		i++
 	}
+	return i
 }
 
 func isHex(c byte) bool {
