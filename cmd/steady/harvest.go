@@ -9,6 +9,7 @@ import (
 	"iter"
 	"net/url"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -232,7 +233,11 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 // ahead runs a walk one page ahead of the loop that writes its items: the
 // next page is fetched while this one is written and made durable, so a
 // harvest takes about the longer of the two, not their sum, and holds at
-// most two pages. Breaking out of the loop (or a panic in it) stops the
+// most two pages. A page larger than bigPage is written before the next is
+// fetched (ADR 0347): two of those, with the growth of the buffer the
+// next one arrives in, would hold several times the page limit, and such
+// a page takes long enough to arrive that the overlap saves little.
+// Breaking out of the loop (or a panic in it) stops the
 // walk and waits for it, so nothing is left running; a page fetched ahead
 // and not written is not counted anywhere, and a resume fetches it again.
 func ahead(ctx context.Context, all func(context.Context) iter.Seq2[*paginate.Page, error]) iter.Seq2[*paginate.Page, error] {
@@ -243,7 +248,8 @@ func ahead(ctx context.Context, all func(context.Context) iter.Seq2[*paginate.Pa
 			err  error
 		}
 		steps := make(chan step)
-		stop := make(chan struct{}) // closed when the loop stops early
+		written := make(chan struct{}) // a big page was written
+		stop := make(chan struct{})    // closed when the loop stops early
 		go func() {
 			defer close(steps)
 			for p, err := range all(ctx) {
@@ -251,6 +257,17 @@ func ahead(ctx context.Context, all func(context.Context) iter.Seq2[*paginate.Pa
 				case steps <- step{p, err}: // the walk's own end, ctx's error included, always arrives
 				case <-stop:
 					return
+				}
+				if big(p) {
+					select {
+					case <-written:
+					case <-stop:
+						return
+					}
+					// Its memory goes back now, not at the collector's
+					// next goal, which a page this size sets at twice its
+					// size past the next.
+					debug.FreeOSMemory()
 				}
 			}
 		}()
@@ -264,9 +281,18 @@ func ahead(ctx context.Context, all func(context.Context) iter.Seq2[*paginate.Pa
 			if !yield(s.page, s.err) {
 				return
 			}
+			if big(s.page) {
+				written <- struct{}{}
+			}
 		}
 	}
 }
+
+// bigPage is the body size past which ahead fetches no page while one is
+// written.
+const bigPage = 8 << 20
+
+func big(p *paginate.Page) bool { return p != nil && len(p.Body) > bigPage }
 
 // short fails a walk that ended with fewer rows than the server announced
 // (ADR 143): a wrong --pages or --items, or a server that stopped early,

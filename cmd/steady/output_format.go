@@ -2,11 +2,11 @@ package main
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/csv"
 	"io"
 	"strings"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 )
 
