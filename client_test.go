@@ -293,7 +293,7 @@ func TestPagesThroughTheStack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		items += len(p.Items)
+		items += p.Items.Len()
 	}
 	sum := w.Summary()
 	if items != 6 || sum.Pages != 3 || sum.Retries != 1 || !sum.Complete || pages.Load() != 3 {

@@ -52,7 +52,7 @@ func ExampleClient_Walk() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Println("page", page.Number, "items", len(page.Items))
+		fmt.Println("page", page.Number, "items", page.Items.Len())
 	}
 	s := walk.Summary()
 	fmt.Println(s.Items, s.Complete)

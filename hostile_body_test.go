@@ -46,7 +46,7 @@ func walkToBadPage(t *testing.T, cl *steady.Client, opt paginate.Options) error 
 		t.Fatal(err)
 	}
 	pages, err := hostileWalk(t, w.All(context.Background()))
-	if len(pages) != 1 || pages[0].Number != 1 || len(pages[0].Items) != 1 {
+	if len(pages) != 1 || pages[0].Number != 1 || pages[0].Items.Len() != 1 {
 		t.Fatalf("%d pages before the error %v; want page 1 yielded", len(pages), err)
 	}
 	if err == nil {

@@ -44,7 +44,7 @@ func TestWalkBehindHeaderlessLimiter(t *testing.T) {
 				err = perr
 				break
 			}
-			n += len(p.Items)
+			n += p.Items.Len()
 		}
 		elapsed := time.Since(start)
 		served, refused := srv.Stats(t)

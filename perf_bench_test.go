@@ -244,7 +244,7 @@ func BenchmarkFacadeWalk(b *testing.B) {
 					return got, items, err
 				}
 				got++
-				items += len(p.Items)
+				items += p.Items.Len()
 			}
 			return got, items, nil
 		})

@@ -65,7 +65,7 @@ func readmeWalk(ctx context.Context, c *steady.Client) error {
 		if err != nil {
 			return err // every earlier page was delivered; walk.Summary().Next says where to resume
 		}
-		rows += len(page.Items)
+		rows += page.Items.Len()
 	}
 	log.Printf("%d rows", rows)
 	return nil

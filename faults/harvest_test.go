@@ -76,7 +76,9 @@ func walk(ctx context.Context, c *steady.Client, tally *attemptCount, total, pag
 			h.err = err
 			break
 		}
-		items = append(items, page.Items...)
+		for _, it := range page.Items.All() {
+			items = append(items, it)
+		}
 		if onPage != nil {
 			onPage(page.Number)
 		}

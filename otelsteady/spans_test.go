@@ -149,7 +149,7 @@ func TestPageWalk(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rows += len(p.Items)
+				rows += p.Items.Len()
 			}
 			return nil
 		})

@@ -127,7 +127,7 @@ func TestAutoRefusesToGuess(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/", nil)
 	walk := paginate.NewWalk(srv.client(t), req, paginate.Options{Next: paginate.Auto, Items: paginate.FindItems})
 	pages, err := collect(walk.All(context.Background()))
-	if err != nil || len(pages) != 1 || len(pages[0].Items) != 2 {
+	if err != nil || len(pages) != 1 || pages[0].Items.Len() != 2 {
 		t.Fatalf("single page: %d pages, %v", len(pages), err)
 	}
 	if d := walk.Summary().Detected; d.Next != "" || d.Items != "items" || !walk.Summary().Complete {

@@ -94,7 +94,7 @@ func BenchmarkWalk(b *testing.B) {
 					return got, items, err
 				}
 				got++
-				items += len(p.Items)
+				items += p.Items.Len()
 			}
 			return got, items, nil
 		})
@@ -108,7 +108,7 @@ func BenchmarkWalk(b *testing.B) {
 					return got, items, err
 				}
 				got++
-				items += len(p.Items)
+				items += p.Items.Len()
 			}
 			return got, items, nil
 		})

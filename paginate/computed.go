@@ -207,7 +207,7 @@ func handNext(s stepper, p *Page) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	n := len(p.Items)
+	n := p.Items.Len()
 	if n == 0 || n < size {
 		return "", nil
 	}

@@ -158,7 +158,7 @@ func topLevel(body []byte, path []string) (int, map[string]json.RawMessage) {
 	if json.Unmarshal(body, &fields) != nil {
 		fields = nil
 	}
-	return len(s.list), fields
+	return s.list.Len(), fields
 }
 
 // detectRange proves Range from a Content-Range of items; a page with no

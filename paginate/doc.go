@@ -7,7 +7,8 @@
 // or [Cursor] for a cursor field sent back as a query parameter. Each page is
 // yielded as a [Page] whose body is already read, closed and, when
 // [Options.Items] says where the items are, checked as JSON and split into
-// items in one pass without copying them.
+// [Items] in one pass without copying them; an item boundary costs one bit
+// of each body byte, so small items cost no more than large ones.
 //
 // Some APIs name no next page; the client computes it. [Offset] adds each
 // page's item count to an offset parameter, [PageNumber] counts pages, and

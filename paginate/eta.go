@@ -27,7 +27,7 @@ type pace struct {
 // Estimator allows and the walk measured, whichever is slower. Called
 // under w.mu, after p is recorded.
 func (w *Walk) eta(p *Page) time.Duration {
-	w.pace.size = max(w.pace.size, len(p.Items))
+	w.pace.size = max(w.pace.size, p.Items.Len())
 	total := pageTotal(p, w.sum.Total)
 	left := total - w.opt.ItemsBefore - int64(w.sum.Items)
 	if w.opt.MaxRows > 0 {

@@ -28,7 +28,7 @@ func ExampleOffset() {
 			fmt.Println("error:", err)
 			return
 		}
-		fmt.Println(page.URL.RequestURI(), len(page.Items))
+		fmt.Println(page.URL.RequestURI(), page.Items.Len())
 	}
 	s := w.Summary()
 	fmt.Println(s.Items, "of", s.Total, "complete:", s.Complete)
@@ -72,7 +72,10 @@ func ExampleXMLCursor() {
 			fmt.Println("error:", err)
 			return
 		}
-		fmt.Println(page.Number, len(page.Items), string(page.Items[0][:39]))
+		for _, first := range page.Items.All() {
+			fmt.Println(page.Number, page.Items.Len(), string(first[:39]))
+			break
+		}
 	}
 	// Output:
 	// 1 2 <Contents><Key>rows/00000001.json</Key>

@@ -31,8 +31,8 @@ func ExamplePages() {
 			fmt.Println("error:", err)
 			return
 		}
-		fmt.Println(page.Number, page.URL.RequestURI(), len(page.Items))
-		for _, item := range page.Items {
+		fmt.Println(page.Number, page.URL.RequestURI(), page.Items.Len())
+		for _, item := range page.Items.All() {
 			fmt.Println(" ", string(item))
 		}
 	}
@@ -92,7 +92,7 @@ func ExampleCursor() {
 			fmt.Println("error:", err)
 			return
 		}
-		fmt.Println(page.URL.RawQuery, len(page.Items))
+		fmt.Println(page.URL.RawQuery, page.Items.Len())
 	}
 	// Output:
 	// limit=2 2

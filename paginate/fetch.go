@@ -2,7 +2,6 @@ package paginate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +24,7 @@ const maxPrealloc = 4 << 20
 // hints carry sizes from one page to the next: pages of one walk are alike,
 // so sizing the next page's buffers from the last one saves regrowing them.
 type hints struct {
-	body, items int
+	body int
 }
 
 // fetch requests page n at u and returns it read, closed and, where JSON is
@@ -82,7 +81,7 @@ func (w *Walk) fetch(ctx context.Context, pl *plan, t target, n int, h *hints) (
 		}
 		p.xml = &pg
 		if pl.xmlItems {
-			p.Items = pg.items
+			p.Items = itemsOf(pg.items)
 		}
 	}
 	return p, nil
@@ -167,18 +166,29 @@ func readBody(resp *http.Response, limit int64, hint int) ([]byte, error) {
 		return data, nil
 	}
 	size := int64(hint) + 512
+	most := int64(-1) // what can still arrive, -1 when unknown
 	if resp.ContentLength >= 0 {
-		size = resp.ContentLength + 1 // +1 so that the read meeting EOF needs no growth
+		most = resp.ContentLength + 1 // +1 so that the read meeting EOF needs no growth
+		size = most
 	}
 	var r io.Reader = resp.Body
 	if limit >= 0 {
-		size = min(size, limit+1)
+		most = min(unknownAsMax(most), limit+1)
+		size = min(size, most)
 		r = io.LimitReader(resp.Body, limit+1)
 	}
 	buf := make([]byte, 0, min(max(size, 512), maxPrealloc))
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			// Doubling, never past what can still arrive, and exactly:
+			// append's growth would overshoot a large page by up to 2.4x.
+			room := int64(cap(buf))
+			if most > int64(len(buf)) {
+				room = min(room, most-int64(len(buf)))
+			}
+			grown := make([]byte, len(buf), int64(len(buf))+room)
+			copy(grown, buf)
+			buf = grown
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -217,7 +227,6 @@ func (pl *plan) parse(p *Page, h *hints) error {
 	s := scanner{data: p.Body, paths: pl.paths, items: -1}
 	if pl.wantItems() {
 		s.items = 0
-		s.list = make([]json.RawMessage, 0, h.items)
 	}
 	if err := s.scan(pl.mask); err != nil {
 		return &Error{Err: ErrNotJSON, Page: p.Number, URL: redacted(), Offset: err.offset, Detail: err.msg}
@@ -228,7 +237,6 @@ func (pl *plan) parse(p *Page, h *hints) error {
 			return &Error{Err: ErrNoItems, Page: p.Number, URL: redacted(), Detail: detail, Hint: hint}
 		}
 		p.Items = s.list
-		h.items = len(s.list)
 	}
 	if f := s.found[1]; pl.mask&2 != 0 && f.start >= 0 {
 		p.nextJSON = p.Body[f.start:f.end:f.end]
@@ -262,4 +270,12 @@ func describeMissing(path []string, body []byte, f span) (detail, hint string) {
 		hint = "set Options.Items to the key that holds the items"
 	}
 	return msg, hint
+}
+
+// unknownAsMax maps -1 (unknown) to the largest int64, for a min.
+func unknownAsMax(n int64) int64 {
+	if n < 0 {
+		return 1<<63 - 1
+	}
+	return n
 }

@@ -119,10 +119,10 @@ func itemsJSON(first, per int) string {
 }
 
 // ids decodes the id of each item.
-func ids(t *testing.T, items []json.RawMessage) []int {
+func ids(t *testing.T, items paginate.Items) []int {
 	t.Helper()
 	var out []int
-	for _, it := range items {
+	for _, it := range items.All() {
 		var v struct{ ID int }
 		if err := json.Unmarshal(it, &v); err != nil {
 			t.Fatalf("item %q: %v", it, err)

@@ -20,9 +20,9 @@ type Page struct {
 	Body []byte
 	// Items are the page's items, found where [Options.Items] says, each
 	// the exact JSON text of one array element. They share memory with
-	// Body rather than copying it. Nil with [NoItems]; after
+	// Body rather than copying it. Empty with [NoItems]; after
 	// [Options.MaxRows] the last page's Items are trimmed.
-	Items []json.RawMessage
+	Items Items
 	// Next is the checked URL of the page after this one; nil on the last
 	// page or when the link was refused (the walk then yields the error
 	// after this page).

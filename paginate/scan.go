@@ -1,8 +1,10 @@
 package paginate
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 )
 
 // maxDepth matches encoding/json's nesting limit, so a page this package
@@ -20,9 +22,10 @@ type span struct{ start, end int }
 
 // scanner validates a JSON document in one pass and, on the way, records
 // where the values at up to two dotted paths are and, for the items path,
-// where each element of its array starts and ends. It decodes nothing and
-// copies nothing: every result is a sub-slice of the page, which is what
-// lets a walk hand out items at the cost of reading the body once.
+// where each element of its array starts and whether it is compact. It
+// decodes nothing and copies nothing: every result is a position in the
+// page, which is what lets a walk hand out items at the cost of reading the
+// body once.
 //
 // Validation follows RFC 8259 as encoding/json applies it: the same
 // grammar, the same nesting limit, and, like encoding/json, no check that
@@ -34,9 +37,12 @@ type scanner struct {
 	paths [2][]string // path k applies when its bit is set in the mask given to scan
 	found [2]span
 	items int // index of the path whose array elements are collected, or -1
-	list  []json.RawMessage
+	list  Items
 	isArr bool // the items value was an array (or null)
-	err   *syntaxError
+	// spaces counts the runs of white space skipped, so that an item
+	// during which it grew is known not to be compact.
+	spaces int
+	err    *syntaxError
 }
 
 // scan validates s.data and fills found, list and isArr for the paths whose
@@ -71,20 +77,33 @@ func (s *scanner) eof() bool {
 }
 
 func (s *scanner) skipSpace() {
-	for s.i < len(s.data) {
-		switch s.data[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
+	if s.i < len(s.data) && s.data[s.i] > ' ' {
+		return // most tokens follow one another directly
+	}
+	s.skipSpaces()
+}
+
+func (s *scanner) skipSpaces() {
+	i := s.i
+	for i < len(s.data) && isJSONSpace(s.data[i]) {
+		i++
+	}
+	if i != s.i {
+		s.spaces++
+		s.i = i
 	}
 }
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // value scans one value at s.i, which is not whitespace. mask holds the
 // paths whose first depth segments named the keys leading here.
 func (s *scanner) value(mask uint8, depth int) {
 	if s.eof() {
+		return
+	}
+	if mask == 0 {
+		s.plain(0, depth)
 		return
 	}
 	start := s.i
@@ -94,12 +113,41 @@ func (s *scanner) value(mask uint8, depth int) {
 			targets |= 1 << k
 		}
 	}
+	if targets == 0 {
+		s.plain(mask, depth)
+		return
+	}
 	collect := s.items >= 0 && targets&(1<<s.items) != 0
+	if s.data[s.i] == '[' {
+		s.array(collect)
+	} else {
+		s.plain(mask, depth)
+	}
+	if s.err != nil {
+		return
+	}
+	// A later duplicate key wins, as it does for encoding/json.
+	for k := range 2 {
+		if targets&(1<<k) != 0 {
+			s.found[k] = span{start, s.i}
+		}
+	}
+	if collect {
+		c := s.data[start]
+		s.isArr = c == '[' || c == 'n'
+		if c == 'n' {
+			s.list = Items{}
+		}
+	}
+}
+
+// plain scans a value at s.i that is none of the items.
+func (s *scanner) plain(mask uint8, depth int) {
 	switch c := s.data[s.i]; c {
 	case '{':
 		s.object(mask, depth)
 	case '[':
-		s.array(collect)
+		s.array(false)
 	case '"':
 		s.str()
 	case 't':
@@ -115,22 +163,6 @@ func (s *scanner) value(mask uint8, depth int) {
 			s.fail("invalid character " + quoteChar(c) + " looking for beginning of value")
 		}
 	}
-	if s.err != nil || targets == 0 {
-		return
-	}
-	// A later duplicate key wins, as it does for encoding/json.
-	for k := range 2 {
-		if targets&(1<<k) != 0 {
-			s.found[k] = span{start, s.i}
-		}
-	}
-	if collect {
-		c := s.data[start]
-		s.isArr = c == '[' || c == 'n'
-		if c == 'n' {
-			s.list = s.list[:0]
-		}
-	}
 }
 
 func (s *scanner) enter() bool {
@@ -143,10 +175,14 @@ func (s *scanner) enter() bool {
 }
 
 func (s *scanner) object(mask uint8, depth int) {
-	if !s.enter() {
-		return
+	if s.enter() {
+		s.members(mask, depth)
 	}
-	defer func() { s.depth-- }()
+	s.depth--
+}
+
+// members scans an object's members, from its opening brace.
+func (s *scanner) members(mask uint8, depth int) {
 	s.i++ // {
 	s.skipSpace()
 	if s.eof() {
@@ -183,7 +219,16 @@ func (s *scanner) object(mask uint8, depth int) {
 		}
 		s.i++
 		s.skipSpace()
-		s.value(child, depth+1)
+		if child == 0 && s.i < len(s.data) {
+			s.plain(0, depth+1) // what value would do, without its search for paths
+		} else {
+			s.value(child, depth+1)
+		}
+		if s.err == nil && s.i < len(s.data) && s.data[s.i] == ',' {
+			s.i++ // what more would do, for the usual separator
+			s.skipSpace()
+			continue
+		}
 		if !s.more('}', "object key:value pair") {
 			return
 		}
@@ -238,12 +283,16 @@ func (s *scanner) match(mask uint8, depth int, quoted []byte, escaped bool) uint
 
 // array scans an array; collect says its elements are the items.
 func (s *scanner) array(collect bool) {
-	if !s.enter() {
-		return
+	if s.enter() {
+		s.elements(collect)
 	}
-	defer func() { s.depth-- }()
+	s.depth--
+}
+
+// elements scans an array's elements, from its opening bracket.
+func (s *scanner) elements(collect bool) {
 	if collect {
-		s.list = s.list[:0]
+		s.startList()
 	}
 	s.i++ // [
 	s.skipSpace()
@@ -255,65 +304,141 @@ func (s *scanner) array(collect bool) {
 		return
 	}
 	for {
-		start := s.i
-		s.value(0, -1)
+		start, spaces := s.i, s.spaces
+		if s.eof() {
+			return
+		}
+		s.plain(0, -1)
 		if s.err != nil {
 			return
 		}
 		if collect {
-			s.list = append(s.list, json.RawMessage(s.data[start:s.i:s.i]))
+			s.add(start, s.spaces != spaces)
 		}
 		if !s.more(']', "array element") {
+			if collect && s.err == nil {
+				s.list.close = s.i - 1
+			}
 			return
 		}
 	}
 }
 
+// startList begins the items anew: a later duplicate key's array replaces
+// an earlier one's.
+func (s *scanner) startList() {
+	starts := s.list.starts
+	if starts == nil {
+		starts = make([]uint64, len(s.data)/64+1)
+	}
+	clear(starts)
+	s.list = Items{data: s.data, starts: starts, lo: s.i + 1, close: s.i + 1}
+}
+
+// add records an item that starts at start.
+func (s *scanner) add(start int, loose bool) {
+	l := &s.list
+	if l.n == 0 {
+		l.lo = start
+	}
+	l.starts[start>>6] |= 1 << (start & 63)
+	if loose {
+		for len(l.loose) <= l.n>>6 {
+			l.loose = append(l.loose, 0)
+		}
+		l.loose[l.n>>6] |= 1 << (l.n & 63)
+	}
+	l.n++
+}
+
 // str scans a string at s.i (on its opening quote) and reports whether it
 // holds an escape.
 func (s *scanner) str() (escaped bool) {
-	s.i++
-	for s.i < len(s.data) {
-		c := s.data[s.i]
-		switch {
-		case c == '"':
-			s.i++
-			return escaped
-		case c == '\\':
-			escaped = true
-			s.i++
-			if s.eof() {
-				return
-			}
-			switch s.data[s.i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i++
-			case 'u':
-				s.i++
-				for range 4 {
-					if s.eof() {
-						return
-					}
-					if !isHex(s.data[s.i]) {
-						s.fail("invalid character " + quoteChar(s.data[s.i]) + " in \\u hexadecimal character escape")
-						return
-					}
-					s.i++
-				}
-			default:
-				s.fail("invalid character " + quoteChar(s.data[s.i]) + " in string escape code")
-				return
-			}
-		case c < 0x20:
-			s.fail("invalid character " + quoteChar(c) + " in string literal")
-			return
-		default:
-			s.i++
+	data, i := s.data, s.i+1
+	for {
+		i = plainRun(data, i)
+		if i >= len(data) {
+			break
 		}
+		if data[i] == '"' {
+			s.i = i + 1
+			return escaped
+		}
+		s.i = i
+		if data[i] != '\\' {
+			s.fail("invalid character " + quoteChar(data[i]) + " in string literal")
+			return
+		}
+		escaped = true
+		if !s.escape() {
+			return
+		}
+		i = s.i
 	}
+	s.i = i
 	s.fail("unexpected end of JSON input")
 	return
 }
+
+// escape scans an escape at s.i (on its backslash) and reports whether it
+// is valid.
+func (s *scanner) escape() bool {
+	s.i++
+	if s.eof() {
+		return false
+	}
+	switch s.data[s.i] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		s.i++
+	case 'u':
+		s.i++
+		for range 4 {
+			if s.eof() {
+				return false
+			}
+			if !isHex(s.data[s.i]) {
+				s.fail("invalid character " + quoteChar(s.data[s.i]) + " in \\u hexadecimal character escape")
+				return false
+			}
+			s.i++
+		}
+	default:
+		s.fail("invalid character " + quoteChar(s.data[s.i]) + " in string escape code")
+		return false
+	}
+	return true
+}
+
+// plainRun returns the index of the first byte at or after i that ends a
+// run of plain string content (a quote, a backslash, a control character),
+// or len(b). It tests eight bytes at a time: strings are most of a page.
+func plainRun(b []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q, bs := x^(ones*'"'), x^(ones*'\\')
+		// The high bit of a byte is set where it is zero (in q, bs) or
+		// below 0x20 (in x); a false mark can only follow a true one, so
+		// the lowest mark is exact.
+		m := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((x - ones*0x20) &^ x)
+		if m &= highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for i < len(b) && !stringStop[b[i]] {
+		i++
+	}
+	return i
+}
+
+// stringStop marks the bytes that end a run of plain string content.
+var stringStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 func (s *scanner) literal(word string) {
 	for j := 0; j < len(word); j++ {
@@ -330,38 +455,41 @@ func (s *scanner) literal(word string) {
 
 // number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func (s *scanner) number() {
-	if s.data[s.i] == '-' {
-		s.i++
-		if s.eof() {
-			return
-		}
+	data, i := s.data, s.i
+	if data[i] == '-' {
+		i++
 	}
-	switch c := s.data[s.i]; {
-	case c == '0':
-		s.i++
-	case '1' <= c && c <= '9':
-		s.digits()
+	switch {
+	case i < len(data) && data[i] == '0':
+		i++
+	case i < len(data) && data[i]-'1' < 9:
+		i = digits(data, i+1)
 	default:
-		s.fail("invalid character " + quoteChar(c) + " in numeric literal")
+		s.i = i
+		if !s.eof() {
+			s.fail("invalid character " + quoteChar(data[i]) + " in numeric literal")
+		}
 		return
 	}
-	if s.i < len(s.data) && s.data[s.i] == '.' {
-		s.i++
+	if i < len(data) && data[i] == '.' {
+		s.i = i + 1
 		if !s.oneDigit("after decimal point in numeric literal") {
 			return
 		}
-		s.digits()
+		i = digits(data, s.i)
 	}
-	if s.i < len(s.data) && (s.data[s.i] == 'e' || s.data[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.data) && (s.data[s.i] == '+' || s.data[s.i] == '-') {
-			s.i++
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
 		}
+		s.i = i
 		if !s.oneDigit("in exponent of numeric literal") {
 			return
 		}
-		s.digits()
+		i = digits(data, s.i)
 	}
+	s.i = i
 }
 
 func (s *scanner) oneDigit(where string) bool {
@@ -375,10 +503,13 @@ func (s *scanner) oneDigit(where string) bool {
 	return true
 }
 
-func (s *scanner) digits() {
-	for s.i < len(s.data) && '0' <= s.data[s.i] && s.data[s.i] <= '9' {
-		s.i++
+// digits returns the index of the first byte at or after i that is not a
+// decimal digit.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i]-'0' < 10 {
+		i++
 	}
+	return i
 }
 
 func isHex(c byte) bool {

@@ -120,7 +120,7 @@ func TestScanItemsAtPaths(t *testing.T) {
 				return
 			}
 			var got []string
-			for _, it := range s.list {
+			for _, it := range s.list.All() {
 				got = append(got, string(it))
 			}
 			if strings.Join(got, "|") != strings.Join(c.want, "|") {
@@ -152,24 +152,50 @@ func checkAgainstEncodingJSON(t *testing.T, data []byte) {
 		}
 		return
 	}
-	if len(want) != len(s.list) {
-		t.Fatalf("scanner found %d items, encoding/json %d in %q", len(s.list), len(want), data)
-	}
-	for i := range want {
-		if !bytes.Equal(want[i], s.list[i]) {
-			t.Fatalf("item %d: scanner %q, encoding/json %q", i, s.list[i], want[i])
-		}
-	}
-	// The same document under a key.
+	checkItems(t, s.list, want, data)
+	// The same document under a key, and its items sliced.
 	wrapped := append(append([]byte(`{"k":1,"data":`), data...), '}')
 	s2, err := scanItems(wrapped, []string{"data"})
-	if err != nil || len(s2.list) != len(want) {
-		t.Fatalf("wrapped under a key: %v, %d items, want %d", err, len(s2.list), len(want))
+	if err != nil {
+		t.Fatalf("wrapped under a key: %v", err)
+	}
+	checkItems(t, s2.list, want, wrapped)
+	if n := len(want); n > 0 {
+		checkItems(t, s2.list.Slice(n/2, n), want[n/2:], wrapped)
+		checkItems(t, s2.list.Slice(1, n).Slice(0, n-1-n/3), want[1:n-n/3], wrapped)
+	}
+}
+
+// checkItems holds items to what encoding/json decoded: the same texts, and
+// each marked compact exactly when json.Compact leaves it as it is.
+func checkItems(t *testing.T, items Items, want []json.RawMessage, data []byte) {
+	t.Helper()
+	if items.Len() != len(want) {
+		t.Fatalf("scanner found %d items, encoding/json %d in %q", items.Len(), len(want), data)
+	}
+	n := 0
+	for i, it := range items.All() {
+		if i != n || !bytes.Equal(want[i], it) {
+			t.Fatalf("item %d (index %d): scanner %q, encoding/json %q", n, i, it, want[n])
+		}
+		var c bytes.Buffer
+		if err := json.Compact(&c, it); err != nil {
+			t.Fatalf("item %d: json.Compact: %v", i, err)
+		}
+		if compact := bytes.Equal(c.Bytes(), it); compact != items.Compact(i) {
+			t.Fatalf("item %d %q: marked compact %v, json.Compact says %v", i, it, items.Compact(i), compact)
+		}
+		n++
+	}
+	if n != len(want) {
+		t.Fatalf("All yielded %d items, Len says %d", n, len(want))
 	}
 }
 
 func FuzzScanJSON(f *testing.F) {
-	for _, s := range []string{`[]`, `[1,"a",{"b":[null,true,false]}]`, `{"features":[{}]}`, `[1e5,-0.0,"\u00e9\\"]`, `[01]`, `["\ud800"]`, "[\"\x00\"]"} {
+	for _, s := range []string{`[]`, `[1,"a",{"b":[null,true,false]}]`, `{"features":[{}]}`, `[1e5,-0.0,"\u00e9\\"]`, `[01]`, `["\ud800"]`, "[\"\x00\"]",
+		`[ {"a" : 1} , [ 2 ],"x y",3 ]`, `["0123456789abcdef\"", "0123456\u0041789abcdefgh", "long string with no escape at all, past eight bytes"]`,
+		"[\"0123456789\x1f\"]", "[1,\n2,\t{\"k\":[\"v\" ]}\r]"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

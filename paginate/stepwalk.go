@@ -1,9 +1,9 @@
 package paginate
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"net/http"
-	"strings"
 )
 
 // stepState is what a walk of a computed style ([Offset], [PageNumber],
@@ -47,7 +47,7 @@ func (s *stepState) firstTarget(first target, hasRange bool) target {
 // the request for the next page, checked by the next-link policy and the
 // loop guard, or nil after the last page. An error ends the walk after p.
 func (w *Walk) stepNext(pl *plan, p *Page, guard *loopGuard) (*target, error) {
-	s, k := pl.steps, len(p.Items)
+	s, k := pl.steps, p.Items.Len()
 	fail := func(err error, detail string) error {
 		return &Error{Err: err, Page: p.Number, URL: pl.redact.URL(p.URL), Detail: detail}
 	}
@@ -153,7 +153,7 @@ func announcedPages(p *Page) int64 {
 // serves its first page again, under a URL the walk never asked for
 // before. The page is then not delivered.
 func (s *stepState) repeated(p *Page) bool {
-	return len(p.Items) > 0 && s.pages.add(itemsKey(p))
+	return p.Items.Len() > 0 && s.pages.add(itemsKey(p))
 }
 
 // checkRange compares a Range page's Content-Range with what was asked and
@@ -168,7 +168,7 @@ func (s *stepState) checkRange(p *Page) string {
 		return ""
 	}
 	first, last, _, ok := contentRange(v)
-	k := int64(len(p.Items))
+	k := int64(p.Items.Len())
 	switch {
 	case !ok:
 		return fmt.Sprintf("the Content-Range %q is not a-b/total", v)
@@ -183,12 +183,13 @@ func (s *stepState) checkRange(p *Page) string {
 }
 
 // itemsKey is what the content guard compares: a page's items, whatever
-// else (links, timestamps) its body holds.
+// else (links, timestamps) its body holds, hashed so that the key costs no
+// copy of the page.
 func itemsKey(p *Page) string {
-	var b strings.Builder
-	for _, it := range p.Items {
-		b.Write(it)
-		b.WriteByte(0)
+	h := sha256.New()
+	for _, it := range p.Items.All() {
+		h.Write(it)
+		h.Write([]byte{0})
 	}
-	return b.String()
+	return string(h.Sum(nil))
 }

@@ -101,7 +101,7 @@ func walkIDs(t *testing.T, client *http.Client, req *http.Request, opt paginate.
 func pageIDs(t *testing.T, p *paginate.Page) []int {
 	t.Helper()
 	var out []int
-	for _, it := range p.Items {
+	for _, it := range p.Items.All() {
 		if bytes.HasPrefix(it, []byte("<Contents>")) {
 			var id int
 			if _, err := fmt.Sscanf(string(it), "<Contents><Key>rows/%d.json</Key>", &id); err != nil {

@@ -258,9 +258,9 @@ func (w *Walk) settle(ctx context.Context, pl *plan, guard *loopGuard, t target,
 func (w *Walk) trim(p *Page, n int) (stop bool, trimmed int) {
 	if w.opt.MaxRows > 0 {
 		left := w.opt.MaxRows - w.sum.Items
-		if len(p.Items) >= left {
-			trimmed = len(p.Items) - left
-			p.Items = p.Items[:left:left]
+		if p.Items.Len() >= left {
+			trimmed = p.Items.Len() - left
+			p.Items = p.Items.Slice(0, left)
 			stop = true
 		}
 	}
@@ -279,7 +279,7 @@ func (w *Walk) record(pl *plan, p *Page, n, trimmed int, linkOK bool, next *targ
 		w.sum.Total = announcedTotal(p, pl.total)
 	}
 	w.sum.Pages++
-	w.sum.Items += len(p.Items)
+	w.sum.Items += p.Items.Len()
 	w.sum.Bytes += int64(len(p.Body))
 	w.sum.Trimmed = trimmed
 	w.sum.Complete = p.Next == nil && linkOK && trimmed == 0
@@ -368,7 +368,7 @@ func (w *Walk) report(ctx context.Context, pl *plan, p *Page) {
 		Host:       p.URL.Host,
 		Status:     p.Status,
 		Done:       p.Number,
-		Items:      int64(len(p.Items)),
+		Items:      int64(p.Items.Len()),
 		Bytes:      int64(len(p.Body)),
 		TotalItems: total,
 		ETA:        eta,

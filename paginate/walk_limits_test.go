@@ -64,7 +64,7 @@ func TestWalkMaxRows(t *testing.T) {
 			if n := len(srv.requests()); n != c.requests {
 				t.Errorf("%d requests, want %d", n, c.requests)
 			}
-			if n := len(pages[len(pages)-1].Items); n != c.lastLen {
+			if n := pages[len(pages)-1].Items.Len(); n != c.lastLen {
 				t.Errorf("last page has %d items, want %d", n, c.lastLen)
 			}
 			s := w.Summary()
@@ -233,7 +233,7 @@ func TestWalkEmptyBodyWithoutItems(t *testing.T) {
 	})
 	req, _ := http.NewRequest("GET", srv.URL+"/", nil)
 	pages, err := collect(paginate.Pages(context.Background(), srv.client(t), req, paginate.Options{Items: paginate.NoItems}))
-	if err != nil || len(pages) != 2 || string(pages[0].Body) != "id,name\n1,a\n" || len(pages[1].Body) != 0 || pages[0].Items != nil {
+	if err != nil || len(pages) != 2 || string(pages[0].Body) != "id,name\n1,a\n" || len(pages[1].Body) != 0 || pages[0].Items.Len() != 0 {
 		t.Fatalf("%d pages, %v", len(pages), err)
 	}
 }
@@ -257,7 +257,7 @@ func TestWalkTakesBufferedBodyWithoutCopy(t *testing.T) {
 	})
 	req, _ := http.NewRequest("GET", "https://api.example.gov/x", nil)
 	pages, err := collect(paginate.Pages(context.Background(), &http.Client{Transport: rt}, req, paginate.Options{}))
-	if err != nil || len(pages) != 1 || &pages[0].Body[0] != &data[0] || len(pages[0].Items) != 3 {
+	if err != nil || len(pages) != 1 || &pages[0].Body[0] != &data[0] || pages[0].Items.Len() != 3 {
 		t.Fatalf("pages %v, err %v; want the transport's buffer itself", pages, err)
 	}
 	_, err = collect(paginate.Pages(context.Background(), &http.Client{Transport: rt}, req, paginate.Options{MaxPageBytes: 5}))

@@ -157,7 +157,7 @@ func TestWalkCursor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, it := range p.Items {
+		for _, it := range p.Items.All() {
 			got = append(got, string(it))
 		}
 	}

@@ -52,7 +52,7 @@ func TestCheckpointEveryNPagesOrT(t *testing.T) {
 	}
 	page := func(n int, at time.Duration) {
 		t.Helper()
-		if err := sink.writePage(n, []json.RawMessage{json.RawMessage(`"` + strings.Repeat("x", 7) + `"`)}); err != nil {
+		if err := sink.writePage(n, rawRows{json.RawMessage(`"` + strings.Repeat("x", 7) + `"`)}); err != nil {
 			t.Fatal(err)
 		}
 		st.Done = n

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"net/url"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -170,7 +171,14 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	}
 	defer func() { _ = cp.wait() }() // even on a panic, so that no state is written after run returns
 	writeFailed := false
-	for w, werr := range ahead(ctx, withRanges(&walk, j.autoPages(&walk, opt, st))) {
+	all := withRanges(&walk, j.autoPages(&walk, opt, st))
+	pages := ahead(ctx, all)
+	if opt.Concurrency > 1 {
+		// Such a walk fetches pages while this one is written already;
+		// one more held here would be a page too many.
+		pages = all(ctx)
+	}
+	for w, werr := range pages {
 		page := w.page
 		if werr != nil {
 			j.stoppedAt = time.Now()
@@ -193,10 +201,11 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 		// resume rather than skipped. Without a file, each page goes out
 		// at once, for whoever reads the stream; a file is written in
 		// large blocks, and flushed when a state is due.
-		if err = j.since.check(st, page); err != nil {
+		var items rows
+		if items, err = j.since.check(st, page.Items); err != nil {
 			break
 		}
-		if err = sink.writePage(st.Done+1, page.Items); err == nil && file == nil {
+		if err = sink.writePage(st.Done+1, items); err == nil && file == nil {
 			err = sink.flush()
 		}
 		if err != nil {
@@ -205,7 +214,7 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 			break
 		}
 		st.Done++
-		st.Rows += int64(len(page.Items))
+		st.Rows += int64(items.Len())
 		if page.Number == 1 {
 			if t := walk.Summary().Total; t > 0 {
 				st.Total = t // kept for a resume, whose first page may not say
@@ -267,18 +276,23 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 // ahead runs a walk one page ahead of the loop that writes its items: the
 // next page is fetched while this one is written and made durable, so a
 // harvest takes about the longer of the two, not their sum, and holds at
-// most two pages. Breaking out of the loop (or a panic in it) stops the
+// most two pages. A page larger than bigPage is written before the next is
+// fetched (ADR 0347): two of those, with the growth of the buffer the
+// next one arrives in, would hold several times the page limit, and such
+// a page takes long enough to arrive that the overlap saves little.
+// Breaking out of the loop (or a panic in it) stops the
 // walk and waits for it, so nothing is left running; a page fetched ahead
 // and not written is not counted anywhere, and a resume fetches it again.
-func ahead[T any](ctx context.Context, all func(context.Context) iter.Seq2[T, error]) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
+func ahead(ctx context.Context, all func(context.Context) iter.Seq2[walked, error]) iter.Seq2[walked, error] {
+	return func(yield func(walked, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		type step struct {
-			page T
+			page walked
 			err  error
 		}
 		steps := make(chan step)
-		stop := make(chan struct{}) // closed when the loop stops early
+		written := make(chan struct{}) // a big page was written
+		stop := make(chan struct{})    // closed when the loop stops early
 		go func() {
 			defer close(steps)
 			for p, err := range all(ctx) {
@@ -286,6 +300,17 @@ func ahead[T any](ctx context.Context, all func(context.Context) iter.Seq2[T, er
 				case steps <- step{p, err}: // the walk's own end, ctx's error included, always arrives
 				case <-stop:
 					return
+				}
+				if bigWalked(p) {
+					select {
+					case <-written:
+					case <-stop:
+						return
+					}
+					// Its memory goes back now, not at the collector's
+					// next goal, which a page this size sets at twice its
+					// size past the next.
+					debug.FreeOSMemory()
 				}
 			}
 		}()
@@ -299,9 +324,18 @@ func ahead[T any](ctx context.Context, all func(context.Context) iter.Seq2[T, er
 			if !yield(s.page, s.err) {
 				return
 			}
+			if bigWalked(s.page) {
+				written <- struct{}{}
+			}
 		}
 	}
 }
+
+// bigPage is the body size past which ahead fetches no page while one is
+// written.
+const bigPage = 8 << 20
+
+func bigWalked(w walked) bool { return w.page != nil && len(w.page.Body) > bigPage }
 
 // short fails a walk that ended with fewer rows than the server announced
 // (ADR 143): a wrong --pages or --items, or a server that stopped early,

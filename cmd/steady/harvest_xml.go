@@ -1,7 +1,5 @@
 package main
 
-import "encoding/json"
-
 // autoXMLSink is the sink of a --pages auto harvest: its pages go to the
 // output as they are, or, once auto proved an XML listing (the walk's
 // items are then XML elements), through an xmlSink as an explicit xml:
@@ -13,7 +11,7 @@ type autoXMLSink struct {
 	on  *bool
 }
 
-func (s *autoXMLSink) writePage(page int, items []json.RawMessage) error {
+func (s *autoXMLSink) writePage(page int, items rows) error {
 	if *s.on {
 		return s.xml.writePage(page, items)
 	}

@@ -148,12 +148,12 @@ func skipRows(seq iter.Seq2[*paginate.Page, error], n int64) iter.Seq2[*paginate
 	return func(yield func(*paginate.Page, error) bool) {
 		for p, err := range seq {
 			if err == nil && n > 0 {
-				k := min(n, int64(len(p.Items)))
+				k := min(n, int64(p.Items.Len()))
 				n -= k
-				if int(k) == len(p.Items) && p.Next != nil {
+				if int(k) == p.Items.Len() && p.Next != nil {
 					continue
 				}
-				p.Items = p.Items[k:]
+				p.Items = p.Items.Slice(int(k), p.Items.Len())
 			}
 			if !yield(p, err) {
 				return

@@ -2,13 +2,11 @@ package main
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/csv"
-	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -111,18 +109,13 @@ type arraySink struct {
 	rows int64 // items written so far, the resumed ones included
 }
 
-func (s *arraySink) writePage(page int, items []json.RawMessage) error {
-	for i, it := range items {
+func (s *arraySink) writePage(page int, items rows) error {
+	for i, it := range items.All() {
 		lead := byte(',')
 		if s.rows == 0 {
 			lead = '['
 		}
-		var err error
-		if s.buf, err = appendCompact(append(s.buf[:0], lead), it); err != nil {
-			return fmt.Errorf("item %d of page %d is not valid JSON: %w", i+1, page, err)
-		}
-		s.buf = append(s.buf, '\n')
-		if _, err := s.bw.Write(s.buf); err != nil {
+		if err := s.line(page, i, lead, it, items.Compact(i)); err != nil {
 			return err
 		}
 		s.rows++

@@ -30,8 +30,8 @@ type parquetSink struct {
 
 // writePage refuses an item that is not a JSON object as its page is
 // written, rather than at the end: a Parquet row is a record of fields.
-func (s *parquetSink) writePage(page int, items []json.RawMessage) error {
-	for i, it := range items {
+func (s *parquetSink) writePage(page int, items rows) error {
+	for i, it := range items.All() {
 		if t := bytes.TrimSpace(it); len(t) == 0 || t[0] != '{' {
 			return fmt.Errorf("item %d of page %d is not a JSON object; Parquet output needs JSON objects (use a .jsonl output)", i+1, page)
 		}

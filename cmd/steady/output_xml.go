@@ -22,12 +22,12 @@ func isXMLStyle(n paginate.Next) bool {
 // sink below writes it, so every output format takes them.
 type xmlSink struct {
 	sink
-	buf []json.RawMessage
+	buf rawRows
 }
 
-func (s *xmlSink) writePage(page int, items []json.RawMessage) error {
+func (s *xmlSink) writePage(page int, items rows) error {
 	s.buf = s.buf[:0]
-	for i, it := range items {
+	for i, it := range items.All() {
 		v, err := xmlObject(it)
 		if err != nil {
 			return fmt.Errorf("item %d of page %d is not an XML element: %w", i+1, page, err)

@@ -15,8 +15,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/steadyhttp/steady/paginate"
 )
 
 // sinceSpec is --since-field and --since-param: an incremental harvest
@@ -97,16 +95,16 @@ func (s *sinceSpec) checkFormat(format, out string) error {
 // st.SinceFloor fails the page; a row at the floor that the last run wrote
 // (the same bytes) is dropped, as an inclusive server sends it again. The
 // highest value and the rows at it move into st.
-func (s *sinceSpec) check(st *harvestState, page *paginate.Page) error {
+func (s *sinceSpec) check(st *harvestState, items rows) (rows, error) {
 	if s == nil {
-		return nil
+		return items, nil
 	}
-	kept := page.Items[:0:0]
+	var kept rawRows
 	dropped := false
-	for i, it := range page.Items {
+	for i, it := range items.All() {
 		v, ok, err := s.value(it)
 		if err != nil {
-			return fmt.Errorf("item %d of page %d: %w", i+1, st.Done+1, err)
+			return nil, fmt.Errorf("item %d of page %d: %w", i+1, st.Done+1, err)
 		}
 		if !ok {
 			kept = append(kept, it)
@@ -116,7 +114,7 @@ func (s *sinceSpec) check(st *harvestState, page *paginate.Page) error {
 		if st.SinceFloor != "" {
 			switch c := compareSince(v, st.SinceFloor); {
 			case c < 0:
-				return &sinceError{page: st.Done + 1, item: i + 1, field: s.field, value: v, floor: st.SinceFloor, param: s.param}
+				return nil, &sinceError{page: st.Done + 1, item: i + 1, field: s.field, value: v, floor: st.SinceFloor, param: s.param}
 			case c == 0 && slices.Contains(st.SinceSeen, digest):
 				dropped = true
 				st.SinceSkipped++
@@ -133,9 +131,9 @@ func (s *sinceSpec) check(st *harvestState, page *paginate.Page) error {
 		}
 	}
 	if dropped {
-		page.Items = kept
+		return kept, nil
 	}
-	return nil
+	return items, nil
 }
 
 // value is the field's value in item as text: a string as it reads, a

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"slices"
 	"strings"
 
 	"github.com/steadyhttp/steady/credentials"
@@ -16,7 +18,7 @@ import (
 // A sink writes items in one output format. Items arrive a page at a time;
 // flush after a page makes everything so far durable in the writer below.
 type sink interface {
-	writePage(page int, items []json.RawMessage) error
+	writePage(page int, items rows) error
 	// buffered says how many bytes written are not yet in the writer
 	// below, once all of them are in the sink's last buffer.
 	buffered() (int, error)
@@ -26,6 +28,23 @@ type sink interface {
 	// CSV header that grew) and flushes.
 	end() error
 }
+
+// rows are the items of one page: a walk's paginate.Items, or items a sink
+// made itself.
+type rows interface {
+	Len() int
+	All() iter.Seq2[int, json.RawMessage]
+	// Compact reports that item i is already what appendCompact makes of
+	// it, so that it is copied whole.
+	Compact(i int) bool
+}
+
+// rawRows are items held one slice each, none known to be compact.
+type rawRows []json.RawMessage
+
+func (r rawRows) Len() int                             { return len(r) }
+func (r rawRows) All() iter.Seq2[int, json.RawMessage] { return slices.All(r) }
+func (r rawRows) Compact(int) bool                     { return false }
 
 func newSink(format string, w io.Writer, cols []string) sink {
 	bw := bufio.NewWriterSize(w, 64<<10)
@@ -45,18 +64,32 @@ type jsonlSink struct {
 	buf []byte
 }
 
-func (s *jsonlSink) writePage(page int, items []json.RawMessage) error {
-	for i, it := range items {
-		var err error
-		if s.buf, err = appendCompact(s.buf[:0], it); err != nil {
-			return fmt.Errorf("item %d of page %d is not valid JSON: %w", i+1, page, err)
-		}
-		s.buf = append(s.buf, '\n')
-		if _, err := s.bw.Write(s.buf); err != nil {
+func (s *jsonlSink) writePage(page int, items rows) error {
+	for i, it := range items.All() {
+		if err := s.line(page, i, 0, it, items.Compact(i)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// line writes item i of a page as one line, after lead unless it is 0: a
+// compact item as it is, any other through appendCompact.
+func (s *jsonlSink) line(page, i int, lead byte, it json.RawMessage, compact bool) error {
+	if lead != 0 {
+		_ = s.bw.WriteByte(lead) // a failure sticks: the last write returns it
+	}
+	if compact {
+		_, _ = s.bw.Write(it)
+		return s.bw.WriteByte('\n')
+	}
+	var err error
+	if s.buf, err = appendCompact(s.buf[:0], it); err != nil {
+		return fmt.Errorf("item %d of page %d is not valid JSON: %w", i+1, page, err)
+	}
+	s.buf = append(s.buf, '\n')
+	_, err = s.bw.Write(s.buf)
+	return err
 }
 
 // appendCompact appends item to dst without the white space outside its
@@ -187,9 +220,9 @@ func (s *csvSink) setColumns(cols []string, writeHeader bool) error {
 	return nil
 }
 
-func (s *csvSink) writePage(page int, items []json.RawMessage) error {
-	parsed := make([][]field, len(items))
-	for i, it := range items {
+func (s *csvSink) writePage(page int, items rows) error {
+	parsed := make([][]field, items.Len())
+	for i, it := range items.All() {
 		f, err := objectFields(it)
 		if err != nil {
 			return fmt.Errorf("item %d of page %d: %w; CSV output needs JSON objects (use a .jsonl output)", i+1, page, err)
