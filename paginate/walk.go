@@ -352,6 +352,10 @@ func (pl *plan) nextLink(p *Page) (string, error) {
 	if pl.detected.Next != "" {
 		return pl.next.NextLink(p)
 	}
+	if declaredXML(p) && len(p.Header.Values("Link")) == 0 {
+		return "", &Error{Err: ErrUndetected, Detail: "the page is XML, and Auto follows Link headers and JSON links",
+			Hint: "walk an S3 listing with XMLCursor, which Detect proves from this page"}
+	}
 	href, chosen, err := detectNext(p)
 	if chosen != nil {
 		pl.next, pl.detected.Next = chosen, strategyName(chosen)

@@ -95,6 +95,13 @@ func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, st *harvestS
 			}
 			switched, *walk = &d, w
 			for p, err := range skipRows(w.All(ctx), skip) {
+				if err == nil && isXMLStyle(d.Next) {
+					// The sink was made for JSON items: give it the
+					// objects an XML walk's sink would write.
+					if p.Items, err = xmlItemsJSON(nil, p.Number, p.Items); err != nil {
+						p = nil
+					}
+				}
 				if !yield(p, err) {
 					return
 				}
