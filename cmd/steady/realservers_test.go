@@ -222,11 +222,12 @@ func newCutter(t *testing.T, upstream string) *cutter {
 	return c
 }
 
-// cut closes every connection once it has carried bytes to the client.
-func (c *cutter) cut(t *testing.T, bytes int) {
+// cut closes a connection once it has carried bytes to the client: every
+// connection, or the share toxicity of them.
+func (c *cutter) cut(t *testing.T, bytes int, toxicity float64) {
 	t.Helper()
 	c.call(t, http.MethodPost, "/proxies/"+c.name+"/toxics", map[string]any{"name": "cut", "type": "limit_data",
-		"stream": "downstream", "toxicity": 1, "attributes": map[string]int{"bytes": bytes}}, nil)
+		"stream": "downstream", "toxicity": toxicity, "attributes": map[string]int{"bytes": bytes}}, nil)
 }
 
 func (c *cutter) heal(t *testing.T) {
@@ -380,23 +381,34 @@ func seqIDs(from, to int) []string {
 // harvestCut checks one server the way every real-server test does: an
 // uncut run with explicit flags (the proxy healed, as newCutter leaves it)
 // is the reference, whose rows check verifies; then --pages auto and the
-// explicit flags run again with every connection cut in its second
-// response (after one and a half times the first page's bytes on the wire),
-// and each must write the reference file byte for byte after at least one
-// retry. The cut runs hold four connections, so each carries several
-// pages, and allow ten retries: a fresh connection always delivers its
-// first response whole, and a request can meet at most the pool's four
-// spent connections before it gets one.
+// explicit flags run again with connections cut mid-answer, and each must
+// write the reference file byte for byte after at least one retry.
+//
+// A server that keeps connections open has every connection cut in its
+// second answer (after one and a half times the first page's bytes on the
+// wire): a fresh connection always delivers its first answer whole, and
+// the runs hold four connections, so a request meets at most four spent
+// ones before a fresh one; ten retries cover that. A server that closes
+// each connection after one answer has half its connections cut halfway
+// through the first page, chosen at random by toxiproxy; thirty retries
+// make a page that is cut every time a chance of 2^-31.
 func harvestCut(t *testing.T, c *cutter, url string, explicit []string, check func(out []byte)) {
 	t.Helper()
 	ref := runHarvest(t, url, explicit...)
 	check(ref.out)
-	c.cut(t, wireBytes(t, url)*3/2)
+	size, closes := wireBytes(t, url)
+	retries := "10"
+	if closes {
+		c.cut(t, size/2, 0.5)
+		retries = "30"
+	} else {
+		c.cut(t, size*3/2, 1)
+	}
 	for _, run := range []struct {
 		name string
 		args []string
 	}{{"--pages auto, cut", nil}, {"explicit, cut", explicit}} {
-		h := runHarvest(t, url, append(run.args, "--concurrent", "4", "--retries", "10")...)
+		h := runHarvest(t, url, append(run.args, "--concurrent", "4", "--retries", retries)...)
 		sameFile(t, run.name, h.out, ref.out)
 		if h.retries == 0 {
 			t.Errorf("%s: no attempt was cut; the toxic did not bite:\n%s", run.name, lastLines(h.stderr, 10))
@@ -407,8 +419,8 @@ func harvestCut(t *testing.T, c *cutter, url string, explicit []string, check fu
 
 // wireBytes is the size of the answer to a GET of url as it crosses the
 // wire to steady: status line, headers and body, gzip accepted as steady
-// accepts it.
-func wireBytes(t *testing.T, url string) int {
+// accepts it; closes says the server closes the connection after it.
+func wireBytes(t *testing.T, url string) (size int, closes bool) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	req.Header.Set("Accept-Encoding", "gzip")
@@ -423,7 +435,7 @@ func wireBytes(t *testing.T, url string) int {
 	if err := res.Write(&b); err != nil {
 		t.Fatal(err)
 	}
-	return b.Len()
+	return b.Len(), res.Close
 }
 
 func splitAddr(t *testing.T, addr string) (host, port string, n int) {
