@@ -392,11 +392,14 @@ func seqIDs(from, to int) []string {
 // each connection after one answer has half its connections cut halfway
 // through the first page, chosen at random by toxiproxy; thirty retries
 // make a page that is cut every time a chance of 2^-31.
-func harvestCut(t *testing.T, c *cutter, url string, explicit []string, check func(out []byte)) {
+//
+// probe holds headers ("Name: value") that make a GET of url the first page
+// the walks ask for, when the URL alone does not.
+func harvestCut(t *testing.T, c *cutter, url string, explicit []string, check func(out []byte), probe ...string) {
 	t.Helper()
 	ref := runHarvest(t, url, explicit...)
 	check(ref.out)
-	size, closes := wireBytes(t, url)
+	size, closes := wireBytes(t, url, probe)
 	retries := "10"
 	if closes {
 		c.cut(t, size/2, 0.5)
@@ -420,10 +423,14 @@ func harvestCut(t *testing.T, c *cutter, url string, explicit []string, check fu
 // wireBytes is the size of the answer to a GET of url as it crosses the
 // wire to steady: status line, headers and body, gzip accepted as steady
 // accepts it; closes says the server closes the connection after it.
-func wireBytes(t *testing.T, url string) (size int, closes bool) {
+func wireBytes(t *testing.T, url string, headers []string) (size int, closes bool) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	req.Header.Set("Accept-Encoding", "gzip")
+	for _, h := range headers {
+		name, value, _ := strings.Cut(h, ":")
+		req.Header.Set(name, strings.TrimSpace(value))
+	}
 	tr := &http.Transport{DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	res, err := tr.RoundTrip(req)
