@@ -97,6 +97,7 @@ func checkJSONServerRows(t *testing.T, out []byte) {
 // json-server 0.17 pages by _start/_limit with X-Total-Count and no link,
 // which auto must prove as offset paging.
 func TestRealJSONServer017Offset(t *testing.T) {
+	t.Parallel() // each waits mostly on backoffs after cuts
 	addr := startJSONServer(t, "json-server-0")
 	c := newCutter(t, addr)
 	harvestCut(t, c, "http://"+c.addr+"/rows?_start=0&_limit=100", []string{"--pages", "offset:_start:_limit", "--items", ""},
@@ -106,6 +107,7 @@ func TestRealJSONServer017Offset(t *testing.T) {
 // json-server 0.17 by _page/_limit: auto follows its Link header, the
 // explicit style computes the pages; both must write the same file.
 func TestRealJSONServer017Page(t *testing.T) {
+	t.Parallel() // each waits mostly on backoffs after cuts
 	addr := startJSONServer(t, "json-server-0")
 	c := newCutter(t, addr)
 	harvestCut(t, c, "http://"+c.addr+"/rows?_page=1&_limit=100", []string{"--pages", "page:_page:_limit", "--items", ""},
@@ -115,6 +117,7 @@ func TestRealJSONServer017Page(t *testing.T) {
 // json-server 1.x by _page/_per_page: the page count and total are in the
 // body beside data, and a page past the last answers the last again.
 func TestRealJSONServer1PerPage(t *testing.T) {
+	t.Parallel() // each waits mostly on backoffs after cuts
 	addr := startJSONServer(t, "json-server-1")
 	c := newCutter(t, addr)
 	harvestCut(t, c, "http://"+c.addr+"/rows?_page=1&_per_page=100", []string{"--pages", "page:_page:_per_page", "--items", "data"},

@@ -120,6 +120,7 @@ END
 // next, and announces numberMatched. Each request starts mapserv anew, so
 // the pages are large: seven of them.
 func TestRealMapServerOGCAPI(t *testing.T) {
+	t.Parallel() // each waits mostly on backoffs after cuts
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

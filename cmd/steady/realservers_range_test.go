@@ -15,6 +15,7 @@ import (
 // db-max-rows: a request without Range gets the first 100 rows, 206, with
 // the total in Content-Range, from which --pages auto proves the style.
 func TestRealRangeProtocol(t *testing.T) {
+	t.Parallel() // each waits mostly on backoffs after cuts
 	if testing.Short() {
 		t.Skip("runs the built binary through toxiproxy")
 	}

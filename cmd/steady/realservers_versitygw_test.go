@@ -133,6 +133,7 @@ func s3Key(i int) string { return fmt.Sprintf("rows/%05d.json", i) }
 // versitygw lists a bucket by ListObjectsV2: XML pages joined by
 // NextContinuationToken, sent back as continuation-token.
 func TestRealVersitygwListObjectsV2(t *testing.T) {
+	t.Parallel() // each waits mostly on backoffs after cuts
 	addr := startVersitygw(t)
 	c := newCutter(t, addr)
 	want := make([]string, versitygwKeys)
