@@ -130,6 +130,16 @@ func isXML(p *Page) bool {
 	return strings.Contains(ct, "xml") || bytes.HasPrefix(bytes.TrimSpace(p.Body), []byte("<"))
 }
 
+// declaredXML reports whether p says it is XML: an XML media type, or an
+// XML declaration first. An HTML page is not, and stays a page that is not
+// JSON.
+func declaredXML(p *Page) bool {
+	mt, _, _ := strings.Cut(p.Header.Get("Content-Type"), ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	return strings.HasSuffix(mt, "/xml") || strings.HasSuffix(mt, "+xml") ||
+		bytes.HasPrefix(bytes.TrimSpace(p.Body), []byte("<?xml"))
+}
+
 // detectXML proves an S3 ListObjectsV2 listing: a root ListBucketResult
 // with IsTruncated.
 func detectXML(p *Page, d Detection) (Detection, error) {

@@ -211,6 +211,9 @@ func (pl *plan) parse(p *Page, h *hints) error {
 	if len(p.Body) == 0 {
 		return &Error{Err: ErrEmptyBody, Page: p.Number, URL: redacted()}
 	}
+	if pl.auto && pl.detected.Next == "" && declaredXML(p) && len(p.Header.Values("Link")) == 0 {
+		return nil // no JSON to read: nextLink says what walks it
+	}
 	if pl.findItems && !pl.detected.ItemsFound {
 		// Not JSON at all is left to the scan below, which says where it
 		// breaks; the path stays unset until a page has items.

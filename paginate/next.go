@@ -56,7 +56,9 @@ func Cursor(field, param string) Next {
 // "links" member that is not an array of link objects, is an error rather
 // than a guess: ending there could pass a partial walk off as complete.
 // Auto reads every page as JSON; cursors are not detected, since any field
-// could be one.
+// could be one. A first page that is XML with no Link header is delivered
+// without items and ends the walk with [ErrUndetected], naming [XMLCursor]
+// ([Detect] proves an S3 listing from that page).
 var Auto Next = autoNext{}
 
 type autoNext struct{}

@@ -156,6 +156,13 @@ func (s *stepState) repeated(p *Page) bool {
 	return p.Items.Len() > 0 && s.pages.add(itemsKey(p))
 }
 
+// pastEnd reports whether the page the walk takes next starts at or after
+// the end the first page announced, by its total or its page count.
+func (s *stepState) pastEnd() bool {
+	return s.total >= 0 && s.size > 0 && s.st.index(s.pos, s.size) >= s.total ||
+		s.pageCount >= 0 && s.pos > s.pageCount
+}
+
 // checkRange compares a Range page's Content-Range with what was asked and
 // what arrived, and returns what disagrees ("" when all agree or the style
 // is not Range).

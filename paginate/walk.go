@@ -167,6 +167,9 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 				yield(nil, err)
 				return
 			}
+			if p == nil {
+				return // the server clamped a request past the end
+			}
 			next, linkErr := w.following(pl, p, guard)
 			if linkErr != nil {
 				linkErr = walkError(pl.redact, linkErr)
@@ -230,7 +233,10 @@ func (w *Walk) page(ctx, reqCtx context.Context, pl *plan, guard *loopGuard, t t
 
 // settle completes the fetch of page n from t: a page that redirected to
 // one already received is not delivered again, and a failure sets the
-// resume point.
+// resume point. It returns no page and no error when a computed walk's
+// request past the announced end came back as a page already received:
+// servers such as json-server 1.x clamp a page number past the last to
+// the last, and the walk is complete (ADR 0355).
 func (w *Walk) settle(ctx context.Context, pl *plan, guard *loopGuard, t target, n int, p *Page, err error) (*Page, error) {
 	if err == nil && guard.landed(t.u, p.URL) {
 		err = &Error{Err: ErrLoop, Page: n, URL: pl.redact.URL(t.u), Link: pl.redact.URL(p.URL),
@@ -246,6 +252,10 @@ func (w *Walk) settle(ctx context.Context, pl *plan, guard *loopGuard, t target,
 		return nil, walkError(pl.redact, err)
 	}
 	if pl.steps != nil && pl.steps.repeated(p) {
+		if pl.steps.pastEnd() {
+			w.endAt()
+			return nil, nil
+		}
 		w.stopAt(nil)
 		return nil, walkError(pl.redact, &Error{Err: ErrLoop, Page: n, URL: pl.redact.URL(t.u), Link: pl.redact.URL(t.u),
 			Detail: "the page holds the same items as one received before: the server ignores the paging parameter"})
@@ -290,6 +300,14 @@ func (w *Walk) record(pl *plan, p *Page, n, trimmed int, linkOK bool, next *targ
 	w.sum.Detected = pl.detected
 	w.lastHeader = p.Header
 	w.sum.ETA = w.eta(p)
+}
+
+// endAt marks the walk complete after the page before: the page fetched
+// past the announced end was the server's clamp, not a page of its own.
+func (w *Walk) endAt() {
+	w.mu.Lock()
+	w.sum.Next, w.sum.NextRange, w.sum.Complete = nil, "", true
+	w.mu.Unlock()
 }
 
 // stopAt sets the resume point to t (nil: none) on a walk that ends there.
@@ -340,6 +358,10 @@ func (pl *plan) nextLink(p *Page) (string, error) {
 	}
 	if pl.detected.Next != "" {
 		return pl.next.NextLink(p)
+	}
+	if declaredXML(p) && len(p.Header.Values("Link")) == 0 {
+		return "", &Error{Err: ErrUndetected, Detail: "the page is XML, and Auto follows Link headers and JSON links",
+			Hint: "walk an S3 listing with XMLCursor, which Detect proves from this page"}
 	}
 	href, chosen, err := detectNext(p)
 	if chosen != nil {

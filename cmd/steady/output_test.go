@@ -372,9 +372,6 @@ func TestHarvestAutoUndetectedFails(t *testing.T) {
 func TestHarvestPagingStylesResume(t *testing.T) {
 	for _, c := range styleRuns {
 		for _, pages := range []string{c.pages, "auto"} {
-			if pages == "auto" && c.style == steadytest.S3 {
-				continue // auto reads JSON first pages only
-			}
 			t.Run(c.name+"/"+pages, func(t *testing.T) {
 				srv := steadytest.NewServer(steadytest.ServerOptions{Rows: 1234, Style: c.style, Faults: steadytest.Harsh(13)})
 				defer srv.Close()

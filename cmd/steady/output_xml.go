@@ -26,19 +26,27 @@ type xmlSink struct {
 }
 
 func (s *xmlSink) writePage(page int, items rows) error {
-	s.buf = s.buf[:0]
+	var err error
+	if s.buf, err = xmlItemsJSON(s.buf[:0], page, items); err != nil {
+		return err
+	}
+	return s.sink.writePage(page, s.buf)
+}
+
+// xmlItemsJSON appends to buf each XML item of page as its JSON object.
+func xmlItemsJSON(buf rawRows, page int, items rows) (rawRows, error) {
 	for i, it := range items.All() {
 		v, err := xmlObject(it)
 		if err != nil {
-			return fmt.Errorf("item %d of page %d is not an XML element: %w", i+1, page, err)
+			return buf, fmt.Errorf("item %d of page %d is not an XML element: %w", i+1, page, err)
 		}
 		b, err := json.Marshal(v)
 		if err != nil {
-			return err
+			return buf, err
 		}
-		s.buf = append(s.buf, b)
+		buf = append(buf, b)
 	}
-	return s.sink.writePage(page, s.buf)
+	return buf, nil
 }
 
 // xmlObject reads one element: its child elements become the keys of an
