@@ -42,11 +42,48 @@ type Ticket struct {
 	done  bool
 	gen   uint64
 	cuts  uint64
+
+	// its place in the quota learned from headerless 429s
+	win     uint64 // the window it is booked in
+	scout   bool   // it probes a closed window of unknown length
+	polling bool   // not booked yet: it waits for a probe's verdict
+	booked  bool   // as of Done: a re-send would be booked in a window
 }
 
-// Hold returns how long to wait before sending, so that sends to a host
-// that answered 429 without headers are spaced; 0 for most.
+// Hold returns how long to wait before sending: until the window of the
+// host's limiter it is booked in, when the host answered 429 without quota
+// fields; 0 for most. After the hold, [Ticket.Rehold] says whether to wait
+// more.
 func (t *Ticket) Hold() time.Duration { return t.hold }
+
+// Rehold returns how much longer to hold the attempt, as of now, once its
+// hold is served: 0 for an attempt booked in a window. One that waited for
+// the verdict of a probe of a closed window is booked now, or waits again
+// when the window is still closed.
+func (t *Ticket) Rehold(now time.Time) time.Duration {
+	b := t.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !t.polling || t.done {
+		return 0
+	}
+	t.at = now
+	t.hold = t.e.q.book(now, t)
+	return t.hold
+}
+
+// Scout reports whether the attempt probes a closed window of a host whose
+// headerless 429s have not yet shown how long its windows last. Its 429 is
+// expected: a retry loop does not count it as a failed attempt, and bounds
+// such probes by time instead.
+func (t *Ticket) Scout() bool { return t.scout }
+
+// Booked reports, once [Ticket.Done] was called, whether the host's
+// headerless 429s come from a window the breaker knows or is learning (one
+// that served a run of requests before it refused), so that the hold of a
+// re-send's ticket is what spaces it: a retry loop then needs no backoff of
+// its own. A host that refuses outright is not booked.
+func (t *Ticket) Booked() bool { return t.booked }
 
 // Probe reports whether the attempt is a half-open circuit's probe.
 func (t *Ticket) Probe() bool { return t.probe }
@@ -88,6 +125,10 @@ func (t *Ticket) Done(now time.Time, o Outcome, retryAfter time.Duration) {
 		e.recordCircuit(now, t, o, retryAfter, &b.cfg, &changes)
 	}
 	e.recordThrottle(now, t, o)
+	if e.q.done(now, t, o) {
+		changes = append(changes, e.change(now, e.state))
+	}
+	t.booked = e.q.learns()
 	switch o {
 	case Success:
 		e.grow(now, &b.cfg, &changes)
@@ -97,7 +138,7 @@ func (t *Ticket) Done(now time.Time, o Outcome, retryAfter time.Duration) {
 		// them at any rate, so cutting again for each would space the
 		// sends far wider than the limit once the window reopens.
 		if t.first {
-			e.cut(now, t, &b.cfg, &changes)
+			e.cut(now, t, &changes)
 		}
 	}
 	b.mu.Unlock()

@@ -137,6 +137,12 @@ type call struct {
 	// context it gave the attempt in flight, nil between attempts.
 	tracer event.Tracer
 	actx   context.Context
+	// What overload control said of the last answer (settle): a 429
+	// without quota fields (the breaker books its re-send in a window of
+	// the host's limiter), and how many of the call's attempts were scouts
+	// of a closed window, which MaxAttempts does not count.
+	limited bool
+	scouts  int
 }
 
 // idempotentMethods are safe to re-send by their definition.
@@ -402,7 +408,7 @@ func (c *call) judge(n int, f *failure, plan sendPlan, prevWait time.Duration) v
 		v.stop, v.why = ErrNotRetryable, f.class
 	case plan.whyNot != "" && !(f.err != nil && plan.replayable && neverSent(f.err)):
 		v.stop, v.why = ErrNotRetryable, plan.whyNot
-	case n >= p.MaxAttempts:
+	case n-c.scouts >= p.MaxAttempts:
 		v.stop = ErrExhausted
 	case f.hasHint && f.hint > p.MaxRetryAfter:
 		v.stop = ErrRetryAfter
@@ -438,9 +444,15 @@ func (c *call) judge(n int, f *failure, plan sendPlan, prevWait time.Duration) v
 func (c *call) backoff(n int, f *failure, prevWait time.Duration) (time.Duration, string, error) {
 	p := c.p
 	wait, reason, planned := time.Duration(0), event.WaitServerHint, time.Duration(0)
-	if f.hasHint {
+	switch {
+	case f.hasHint:
 		wait = serverWait(f.hint, p.Rand(), p.MaxBackoff, p.MaxRetryAfter)
-	} else {
+	case c.limited:
+		// The breaker holds the re-send until the window it books it in;
+		// the jitter only keeps it from being immediate.
+		wait, reason = jitter(p.Rand(), min(p.InitialBackoff, minServerJitter)), event.WaitRateLimited
+		planned = wait
+	default:
 		wait, reason = p.delay(n, prevWait, p.Rand()), event.WaitBackoff
 		planned = wait
 	}
