@@ -55,17 +55,23 @@ func (e *entry) cut(now time.Time, t *Ticket, changes *[]Change) {
 
 // acquire waits for a slot under the limit, or for ctx to end, and
 // returns the count of cuts as of the slot: the attempt is sent after
-// those, so only a later window's 429 can be its own.
-func (e *entry) acquire(ctx context.Context, b *Breaker) (uint64, error) {
+// those, so only a later window's 429 can be its own. A ticket whose
+// window was refused while it waited takes no slot: lost is true, and it
+// is to be booked again ([Ticket.Rehold]).
+func (e *entry) acquire(ctx context.Context, b *Breaker, t *Ticket) (cuts uint64, lost bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for {
 		if err := ctx.Err(); err != nil {
-			return 0, err
+			return 0, false, err
+		}
+		if e.q.lost(t) {
+			t.polling = true
+			return 0, true, nil
 		}
 		if e.limit == 0 || e.inflight < int(e.limit) {
 			e.inflight++
-			return e.cuts, nil
+			return e.cuts, false, nil
 		}
 		wake := e.wake
 		e.waiters++

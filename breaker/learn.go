@@ -158,6 +158,12 @@ func (q *quota) refused(now time.Time, t *Ticket) bool {
 	return changed
 }
 
+// lost reports whether t, booked in a window but not yet sent, would meet
+// its refusal: a headerless 429 closed that window while t waited.
+func (q *quota) lost(t *Ticket) bool {
+	return q.closed && t.win == q.id && !t.scout && !t.polling && q.learns()
+}
+
 // learns reports whether a re-send is booked in a window: the quota is
 // known, or its window is closed after serving some (being learned).
 func (q *quota) learns() bool {

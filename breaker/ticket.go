@@ -89,18 +89,26 @@ func (t *Ticket) Booked() bool { return t.booked }
 func (t *Ticket) Probe() bool { return t.probe }
 
 // Acquire waits for a slot under the host's concurrency limit, or until
-// ctx ends, when it returns ctx's error. [Ticket.Done] frees the slot.
+// ctx ends, when it returns ctx's error. [Ticket.Done] frees the slot. When
+// a headerless 429 closed the ticket's window while it waited, it returns
+// without a slot: [Ticket.Rehold] then books it again, and Acquire is
+// called after that hold.
 func (t *Ticket) Acquire(ctx context.Context) error {
 	if t.slot || t.done {
 		return nil
 	}
-	cuts, err := t.e.acquire(ctx, t.b)
-	if err != nil {
+	cuts, lost, err := t.e.acquire(ctx, t.b, t)
+	if err != nil || lost {
 		return err
 	}
 	t.slot, t.cuts = true, cuts
 	return nil
 }
+
+// Sendable reports whether the ticket holds what sending needs: a slot,
+// from [Ticket.Acquire]. False after an Acquire that found the ticket's
+// window refused, which is to be held again.
+func (t *Ticket) Sendable() bool { return t.slot }
 
 // Done reports the attempt's outcome at now, with the Retry-After the host
 // sent (0 for none), and frees what the ticket held. An unknown outcome

@@ -57,13 +57,16 @@ func overloadHost(r *http.Request) string {
 	return net.JoinHostPort(host, port)
 }
 
-// admit asks the breaker whether attempt n may be sent now, and waits out
-// the hold it gives (the window of a host's limiter the attempt is booked
-// in, after headerless 429s), and each further hold [breaker.Ticket.Rehold]
-// gives: compared with the deadline and MaxRetryAfter first, credited once
-// served, but for a scout's, which the stall budget bounds. A nil ticket
-// means no overload control. An error ends the call: a refusal, a hold
-// that cannot be waited, or cancellation during the hold.
+// admit asks the breaker whether attempt n may be sent now, waits out the
+// hold it gives (the window of a host's limiter the attempt is booked in,
+// after headerless 429s) and each further hold [breaker.Ticket.Rehold]
+// gives, then takes a slot under the host's concurrency limit, before the
+// gate's; an attempt whose window was refused while it queued is held
+// again. Holds are compared with the deadline and MaxRetryAfter first and
+// credited once served, but for a scout's, which the stall budget bounds;
+// queue time is credited. A nil ticket means no overload control. An
+// error ends the call: a refusal, a hold that cannot be waited, or
+// cancellation.
 func (c *call) admit(n int) (*breaker.Ticket, error) {
 	b := c.p.Overload
 	if b == nil {
@@ -74,12 +77,25 @@ func (c *call) admit(n int) (*breaker.Ticket, error) {
 	if err != nil {
 		return nil, c.cannotSend(n, refuse(err), 0)
 	}
-	for hold := tk.Hold(); hold > 0; hold = tk.Rehold(time.Now()) {
-		if err := c.holdFor(n, tk, hold); err != nil {
-			return nil, err
+	for hold := tk.Hold(); ; hold = tk.Rehold(time.Now()) {
+		for ; hold > 0; hold = tk.Rehold(time.Now()) {
+			if err := c.holdFor(n, tk, hold); err != nil {
+				return nil, err
+			}
+		}
+		queued := time.Now()
+		if err := tk.Acquire(c.ctx); err != nil {
+			tk.Done(time.Now(), breaker.Abandoned, 0)
+			if n == 1 {
+				closeRequestBody(c.req) // never handed to the inner transport
+			}
+			return nil, c.canceled(n-1, n > 1) // queued for a re-send: still waiting out the last failure
+		}
+		c.ensureTracker().Credit(time.Since(queued))
+		if tk.Sendable() {
+			return tk, nil
 		}
 	}
-	return tk, nil
 }
 
 // holdFor waits out one hold of attempt n's ticket.

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/liveness"
@@ -259,7 +258,7 @@ func (c *call) send(n int, idemKey string) (attempt, error) {
 	if err != nil {
 		return attempt{}, err
 	}
-	if err := c.acquire(tk); err != nil {
+	if err := c.acquire(); err != nil {
 		c.settle(tk, nil)
 		if n == 1 {
 			closeRequestBody(c.req) // never handed to the inner transport
@@ -281,23 +280,16 @@ func (c *call) send(n int, idemKey string) (attempt, error) {
 	return a, nil
 }
 
-// acquire takes a slot under the host's concurrency limit (when overload
-// control is on), then one of the gate; the time queued is credited. On
-// an error nothing is held but the ticket, which the caller closes.
-func (c *call) acquire(tk *breaker.Ticket) error {
-	if tk == nil && c.gate == nil {
+// acquire takes a slot of the gate (the host's slot is admit's); the
+// time queued is credited. On an error nothing is held but the ticket,
+// which the caller closes.
+func (c *call) acquire() error {
+	if c.gate == nil {
 		return nil
 	}
 	queued := time.Now()
-	if tk != nil {
-		if err := tk.Acquire(c.ctx); err != nil {
-			return err
-		}
-	}
-	if c.gate != nil {
-		if err := c.gate.Acquire(c.ctx, 1); err != nil {
-			return err
-		}
+	if err := c.gate.Acquire(c.ctx, 1); err != nil {
+		return err
 	}
 	c.ensureTracker().Credit(time.Since(queued))
 	return nil
