@@ -15,57 +15,61 @@ import (
 	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/internal/limitertest"
 	"github.com/steadyhttp/steady/paginate"
-	"github.com/steadyhttp/steady/retry"
 )
 
-// A page walk behind a real express-rate-limit that answers a bare 429 (no
-// quota field, no Retry-After), 50 requests per 5 s, under a policy for an
-// API that names no wait (many re-sends, backoffs of at most a second):
-// with overload control on, as the facade has it, the walk ends within
-// 1.25x the least time the limit allows. The same walk without it is
-// logged beside, with both 429 counts. Wall time, so a loaded machine
-// shows in it; the margin is the window's overshoot of about one backoff.
-func TestWalkBehindHeaderlessLimiter(t *testing.T) {
+// A page walk and a 32-way fan-out behind a real express-rate-limit that
+// answers a bare 429 (no quota field, no Retry-After), 10 requests per
+// second, with the facade's defaults: every row arrives, the breaker
+// learns the window from the first run of 429s (10 a window, or 11 while
+// it probes for one more, over at most an eighth more than the window plus
+// a round trip's margin), and after that draws at most one 429 a window.
+// What is asserted is what the breaker learned and the 429s it drew, not
+// the wall time, which a loaded machine stretches: that is logged against
+// the floor, and measured at 50 per 5 s by TestHeaderlessDefaults.
+func TestHeaderless429sAreLearned(t *testing.T) {
 	t.Parallel()
-	const rows = 101
-	lim := []limitertest.Limiter{{Limit: 50, WindowMs: 5000, Headers: "none"}}
-	floor := limitertest.Floor(rows, lim)
-	for _, off := range []bool{false, true} {
-		srv := limitertest.Start(t, limitertest.Config{Rows: rows, Page: 1, Limiters: lim})
-		var holds, waits time.Duration
-		rep := event.ReporterFunc(func(e event.Event) {
-			switch e.Kind {
-			case event.Waiting:
-				holds += e.Wait
-			case event.RetryScheduled:
-				waits += e.Wait
+	lim := []limitertest.Limiter{{Limit: 10, WindowMs: 1000, Headers: "none"}}
+	cases := []struct {
+		name string
+		rows int
+		work func(ctx context.Context, c *steady.Client, url string) (int, error)
+	}{
+		{"walk", 41, walkRows},
+		{"fan-out", 60, fanRows(60)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var learned []event.Event
+			late := 0 // 429s drawn once a window was learned
+			watch := event.ReporterFunc(func(e event.Event) {
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case e.Kind == event.BreakerChanged && e.Reason == "limit" && e.Done > 0:
+					learned = append(learned, e)
+				case e.Kind == event.RetryScheduled && e.Status == 429 && len(learned) > 0:
+					late++
+				}
+			})
+			r := runHeaderless(t, tc.rows, lim, tc.work, watch)
+			t.Logf("%s: %v", tc.name, r)
+			if r.err != nil || r.done != tc.rows {
+				t.Fatalf("%d rows of %d: %v", r.done, tc.rows, r.err)
+			}
+			if len(learned) == 0 {
+				t.Fatal("no window learned")
+			}
+			for _, e := range learned {
+				if e.Done < 10 || e.Done > 11 || e.Wait < time.Second || e.Wait > 1125*time.Millisecond+250*time.Millisecond {
+					t.Errorf("learned %d per %v, want 10 (11 probing) per 1s to 1.125s and a margin", e.Done, e.Wait)
+				}
+			}
+			if windows := int(r.elapsed/time.Second) + 1; late > windows {
+				t.Errorf("%d 429s after the window was learned, over %d windows", late, windows)
 			}
 		})
-		c := newClient(t, steady.Options{NoOverload: off, Reporter: rep, Policy: retry.Policy{MaxAttempts: 30, MaxBackoff: time.Second}})
-		start := time.Now()
-		n := 0
-		var err error
-		for p, perr := range c.Pages(context.Background(), srv.URL+"/items?offset=0&limit=1", nil, paginate.Options{}) {
-			if perr != nil {
-				err = perr
-				break
-			}
-			n += len(p.Items)
-		}
-		elapsed := time.Since(start)
-		served, refused := srv.Stats(t)
-		srv.Stop()
-		t.Logf("overload control off %v: %d rows in %v (%.3fx the floor %v), %d served, %d refused, holds %v, backoffs %v, err %v",
-			off, n, elapsed.Round(time.Millisecond), elapsed.Seconds()/floor.Seconds(), floor, served, refused, holds, waits, err)
-		if off {
-			continue
-		}
-		if err != nil || n != rows {
-			t.Fatalf("walk: %d rows of %d, %v", n, rows, err)
-		}
-		if elapsed > floor*125/100 {
-			t.Errorf("walk took %v, over 1.25x the floor %v", elapsed.Round(time.Millisecond), floor)
-		}
 	}
 }
 
@@ -91,7 +95,7 @@ func (r headerlessRun) String() string {
 // runHeaderless starts a server behind lim, runs work with a client of the
 // facade's default options (a Reporter added to count the waits) and
 // returns what the server and the client saw.
-func runHeaderless(t *testing.T, rows int, lim []limitertest.Limiter, work func(ctx context.Context, c *steady.Client, url string) (int, error)) headerlessRun {
+func runHeaderless(t *testing.T, rows int, lim []limitertest.Limiter, work func(ctx context.Context, c *steady.Client, url string) (int, error), also ...event.Reporter) headerlessRun {
 	srv := limitertest.Start(t, limitertest.Config{Rows: rows, Page: 1, Limiters: lim})
 	var mu sync.Mutex
 	var r headerlessRun
@@ -107,7 +111,7 @@ func runHeaderless(t *testing.T, rows int, lim []limitertest.Limiter, work func(
 			r.retries++
 		}
 	})
-	c := newClient(t, steady.Options{Reporter: rep})
+	c := newClient(t, steady.Options{Reporter: event.Multi(append(also, rep)...)})
 	// A run that has not ended in ten times the floor is stopped there.
 	r.floor = limitertest.Floor(rows, lim)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*r.floor)

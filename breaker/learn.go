@@ -16,19 +16,21 @@ const probeShare = 8
 // reopening give the length, the successes of the run the count. Until the
 // first headerless 429 it only notes when the first window began.
 type quota struct {
-	on      bool      // a headerless 429 was seen: the quota is learned and kept
-	start   time.Time // when the current window began (may be ahead, when booked)
-	id      uint64    // counts windows, so a late verdict is judged against its own
-	sent    int       // sends booked in the current window
-	served  int       // successes of the current window
-	closed  bool      // a headerless 429 answered a send of the current window
-	prev    int       // successes of the window before, for its late 429s
-	period  time.Duration
-	limit   int           // sends a window; 0 while unknown
-	probeAt time.Time     // closed, length unknown: when the next probe may go
-	probing bool          // a probe is booked or in flight
-	rtt     time.Duration // the last probe's round trip
-	maxGap  time.Duration // bounds the probe spacing: Config.MaxSpacing
+	on     bool      // a headerless 429 was seen: the quota is learned and kept
+	start  time.Time // when the current window began (may be ahead, when booked)
+	id     uint64    // counts windows, so a late verdict is judged against its own
+	sent   int       // sends booked in the current window
+	served int       // successes of the current window
+	closed bool      // a headerless 429 answered a send of the current window
+	// the window before: its successes, and whether a 429 answered it
+	prev       int
+	prevClosed bool
+	period     time.Duration
+	limit      int           // sends a window; 0 while unknown
+	probeAt    time.Time     // closed, length unknown: when the next probe may go
+	probing    bool          // a probe is booked or in flight
+	rtt        time.Duration // the last probe's round trip
+	maxGap     time.Duration // bounds the probe spacing: Config.MaxSpacing
 }
 
 // book places an attempt admitted at now in a window and returns how long
@@ -40,8 +42,9 @@ func (q *quota) book(now time.Time, t *Ticket) time.Duration {
 	switch {
 	case !q.on && q.start.IsZero():
 		q.start = now
-	case q.period > 0:
-		q.roll(now)
+	case q.period > 0 && q.roll(now):
+		t.polling = true
+		return q.start.Sub(now) + minGap
 	case q.closed && q.served == 0:
 		// A window that served nothing shows no quota to learn: the host
 		// refuses outright, and the caller's backoff spaces its re-sends.
@@ -59,26 +62,32 @@ func (q *quota) book(now time.Time, t *Ticket) time.Duration {
 }
 
 // roll moves a learned quota's booking to the next window when the
-// current one is over, refused, or fully booked. A window booked in full
-// and not refused lets one more send into the next: the additive increase.
-func (q *quota) roll(now time.Time) {
+// current one is over, refused, or fully booked, and reports whether the
+// attempt must wait instead: the next window is booked in full already
+// (bookings run at most one window ahead, so that every verdict is judged
+// against its own window or the one before).
+func (q *quota) roll(now time.Time) (wait bool) {
 	end := q.start.Add(q.period)
 	full := q.limit > 0 && q.sent >= q.limit
-	if now.Before(end) && !q.closed && !full {
-		return
+	switch {
+	case !now.Before(end):
+		q.newWindow(now)
+	case !q.closed && !full:
+	case q.start.After(now):
+		return true
+	default:
+		// The window before this one is over: served in full and never
+		// refused, it lets one more send into the next (additive increase).
+		if !q.prevClosed && q.prev >= q.limit {
+			q.limit++
+		}
+		q.newWindow(end)
 	}
-	if full && !q.closed {
-		q.limit++
-	}
-	next := end
-	if now.After(next) {
-		next = now
-	}
-	q.newWindow(next)
+	return false
 }
 
 func (q *quota) newWindow(start time.Time) {
-	q.prev = q.served
+	q.prev, q.prevClosed = q.served, q.closed
 	q.start, q.id, q.sent, q.served, q.closed = start, q.id+1, 0, 0, false
 }
 
@@ -131,10 +140,11 @@ func (q *quota) refused(now time.Time, t *Ticket) bool {
 	q.on = true
 	switch {
 	case t.win+1 == q.id && q.period > 0:
-		// A late 429 of the window before: it let fewer through than booked.
-		if q.prev < q.limit {
+		// A 429 of the window before: it let fewer through than booked.
+		if !q.prevClosed && q.prev < q.limit {
 			q.limit, changed = max(1, q.prev), true
 		}
+		q.prevClosed = true
 		return changed
 	case t.win != q.id:
 		return changed
@@ -161,7 +171,10 @@ func (q *quota) refused(now time.Time, t *Ticket) bool {
 // lost reports whether t, booked in a window but not yet sent, would meet
 // its refusal: a headerless 429 closed that window while t waited.
 func (q *quota) lost(t *Ticket) bool {
-	return q.closed && t.win == q.id && !t.scout && !t.polling && q.learns()
+	if t.scout || t.polling || !q.learns() {
+		return false
+	}
+	return t.win == q.id && q.closed || t.win+1 == q.id && q.prevClosed && q.period > 0
 }
 
 // learns reports whether a re-send is booked in a window: the quota is
