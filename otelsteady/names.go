@@ -50,7 +50,7 @@ const (
 	EventQuota = "steady.quota"
 	// EventBreaker: overload control of a host changed, on the span in the
 	// event's context when it has one: its new state, and the wait until
-	// probes (open) or the spacing between sends (limit).
+	// probes (open) or the learned window of its limiter (limit).
 	EventBreaker = "steady.breaker"
 )
 
