@@ -141,9 +141,9 @@ type limiterSim struct {
 	net         network
 	brk         *breaker.Breaker // nil without overload control
 
-	next     int   // the next part to take
-	inflight int   // attempts holding a breaker slot
-	waiting  []job // attempts waiting for a slot, in order
+	next     int           // the next part to take
+	inflight int           // attempts holding a breaker slot
+	waiting  []job         // attempts waiting for a slot, in order
 	opened   time.Duration // when the limiter's current window opened; -1 before the first
 	admitted int           // requests it admitted in it
 	out      LimiterRun
