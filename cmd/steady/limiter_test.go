@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -172,7 +173,10 @@ func headerlessHarvest(t *testing.T, rows int, lim []limitertest.Limiter, comput
 	t.Helper()
 	srv := limitertest.Start(t, limitertest.Config{Rows: rows, Page: 1, Limiters: lim})
 	out := filepath.Join(t.TempDir(), "rows.jsonl")
-	args := []string{"harvest", "-v", srv.URL + "/items?offset=0&limit=1", "-o", out}
+	// A harvest that has not ended in ten times the floor is stopped there.
+	limit := 10 * limitertest.Floor(rows+1, lim)
+	args := []string{"harvest", "-v", srv.URL + "/items?offset=0&limit=1", "-o", out,
+		"--max-time", strconv.Itoa(int(limit.Seconds()) + 1)}
 	if computed {
 		args = append(args, "--pages", "offset:offset:limit")
 	}
