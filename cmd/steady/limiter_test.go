@@ -174,7 +174,7 @@ func headerlessHarvest(t *testing.T, rows int, lim []limitertest.Limiter, comput
 	srv := limitertest.Start(t, limitertest.Config{Rows: rows, Page: 1, Limiters: lim})
 	out := filepath.Join(t.TempDir(), "rows.jsonl")
 	// A harvest that has not ended in ten times the floor is stopped there.
-	limit := 10 * limitertest.Floor(rows+1, lim)
+	limit := 10 * harvestFloor(rows, lim, computed)
 	args := []string{"harvest", "-v", srv.URL + "/items?offset=0&limit=1", "-o", out,
 		"--max-time", strconv.Itoa(int(limit.Seconds()) + 1)}
 	if computed {
@@ -195,6 +195,16 @@ func headerlessHarvest(t *testing.T, rows int, lim []limitertest.Limiter, comput
 		}
 	}
 	return elapsed, served, refused, learned, ""
+}
+
+// harvestFloor is the least time a harvest of rows one-row pages takes
+// under lim: one request a page, and for computed pages one more, the
+// empty page that ends the walk.
+func harvestFloor(rows int, lim []limitertest.Limiter, computed bool) time.Duration {
+	if computed {
+		rows++
+	}
+	return limitertest.Floor(rows, lim)
 }
 
 func lastLines(s string, n int) string {
@@ -219,7 +229,7 @@ func TestHarvestBehindHeaderlessLimiter(t *testing.T) {
 			if failed != "" {
 				t.Fatal(failed)
 			}
-			floor := limitertest.Floor(rows+1, lim) // the empty page that ends the walk is a request too
+			floor := harvestFloor(rows, lim, computed)
 			t.Logf("%s: %d rows in %v (%.3fx the floor %v), %d served, %d 429s; %q", name, rows, elapsed.Round(time.Millisecond),
 				elapsed.Seconds()/floor.Seconds(), floor, served, refused, learned)
 			if len(learned) == 0 {
@@ -245,9 +255,9 @@ func TestHarvestHeaderlessDefaults(t *testing.T) {
 	}
 	lim := []limitertest.Limiter{{Limit: 50, WindowMs: 5000, Headers: "none"}}
 	const rows = 150
-	floor := limitertest.Floor(rows+1, lim)
 	for round := range *headerlessRounds {
 		for _, computed := range []bool{false, true} {
+			floor := harvestFloor(rows, lim, computed)
 			elapsed, served, refused, _, failed := headerlessHarvest(t, rows, lim, computed)
 			t.Logf("round %d harvest computed=%v: %d rows in %v (%.3fx the floor %v), %d served, %d 429s %s", round, computed, rows,
 				elapsed.Round(time.Millisecond), elapsed.Seconds()/floor.Seconds(), floor, served, refused, failed)
