@@ -115,13 +115,14 @@ func (q *quota) done(now time.Time, t *Ticket, o Outcome) bool {
 func (q *quota) served1(t *Ticket) bool {
 	if t.win+1 == q.id {
 		q.prev++ // a late success of the window before
+		return q.raise(q.prev, q.prevClosed)
 	}
 	if t.win != q.id {
 		return false
 	}
 	if !t.scout || !q.closed || q.period > 0 {
 		q.served++
-		return false
+		return q.raise(q.served, q.closed)
 	}
 	// The probe found the window open again: the window that closed began
 	// at q.start, the new one at the probe's send.
@@ -132,6 +133,17 @@ func (q *quota) served1(t *Ticket) bool {
 	q.period, q.limit = sent.Sub(q.start)+q.rtt+minGap, max(1, q.served)
 	q.newWindow(sent)
 	q.sent, q.served = 1, 1
+	return true
+}
+
+// raise undoes a cut that a refused window's late successes refute: a
+// window that served n requests allows n, whatever was in flight when its
+// 429 came.
+func (q *quota) raise(served int, closed bool) bool {
+	if !closed || q.period == 0 || served <= q.limit {
+		return false
+	}
+	q.limit = served
 	return true
 }
 
