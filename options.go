@@ -57,8 +57,9 @@ type Options struct {
 	// Overload configures overload control, on by default (ADR 0285): per
 	// host, a circuit breaker that fails calls fast through an outage,
 	// client-side throttling of the first attempts to a failing host, and
-	// a limit on the attempts in flight and their spacing that halves on
-	// a 429 without quota fields and grows back on successes. The zero
+	// for 429s without quota fields a quota learned from the limiter's
+	// windows (ADR 0340) and a limit on the attempts in flight that halves
+	// on such a 429 and grows back on successes. The zero
 	// value is package breaker's defaults: the circuit opens when half of
 	// at least 20 calls within a minute failed (a 5xx the policy re-sends,
 	// a timeout, a reset; never a 429), stays open 5 s (or the host's

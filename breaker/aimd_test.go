@@ -28,12 +28,13 @@ func admitN(t *testing.T, b *breaker.Breaker, now time.Time, n int) []*breaker.T
 }
 
 // A burst of headerless 429s from one window cuts the limit once; the next
-// window's cuts it again, down to 1, then spaces the sends, bounded.
+// window's cuts it again, down to 1 and no lower; successes grow it back
+// to MaxConcurrency.
 func TestLimitHalvesOncePerWindowToBounds(t *testing.T) {
 	t.Parallel()
-	b := newBreaker(t, breaker.Config{MaxConcurrency: 16, MaxSpacing: 2 * time.Second})
+	b := newBreaker(t, breaker.Config{MaxConcurrency: 16})
 	now := t0
-	for _, want := range []int{8, 4, 2, 1} {
+	for _, want := range []int{8, 4, 2, 1, 1} {
 		c, _ := b.Limit("h", "")
 		for _, tk := range admitN(t, b, now, c) {
 			tk.Done(now, breaker.Limited, 0)
@@ -42,49 +43,12 @@ func TestLimitHalvesOncePerWindowToBounds(t *testing.T) {
 			t.Fatalf("after a window of %d 429s: limit %d, want %d", c, got, want)
 		}
 	}
-	var spacing time.Duration
-	for _, want := range []time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, 1600 * time.Millisecond, 2 * time.Second, 2 * time.Second} {
-		tk := admitN(t, b, now, 1)[0]
-		now = now.Add(tk.Hold() + 100*time.Millisecond) // sent after its hold, answered in 100 ms
-		tk.Done(now, breaker.Limited, 0)
-		var c int
-		c, spacing = b.Limit("h", "")
-		if c != 1 || spacing != want {
-			t.Fatalf("limit %d, spacing %v; want 1, %v", c, spacing, want)
-		}
-	}
-	for range 16 {
-		tk := admitN(t, b, now, 1)[0]
-		now = now.Add(tk.Hold())
-		tk.Done(now, breaker.Success, 0)
-	}
-	if c, s := b.Limit("h", ""); c != 1 || s != 0 {
-		t.Fatalf("after 16 successes: limit %d, spacing %v; want 1, none", c, s)
-	}
 	for range 1000 {
 		tk := admitN(t, b, now, 1)[0]
 		tk.Done(now, breaker.Success, 0)
 	}
 	if c, _ := b.Limit("h", ""); c != 16 {
 		t.Errorf("after many successes: limit %d, want the maximum 16", c)
-	}
-}
-
-func TestHoldSpacesSends(t *testing.T) {
-	t.Parallel()
-	b := newBreaker(t, breaker.Config{MaxConcurrency: 1})
-	tk := admitN(t, b, t0, 1)[0]
-	tk.Done(t0.Add(50*time.Millisecond), breaker.Limited, 0) // spacing 100 ms
-	now := t0.Add(50 * time.Millisecond)
-	for i, want := range []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond} {
-		tk, err := b.Admit(now, "h", "", false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tk.Hold() != want {
-			t.Errorf("attempt %d held %v, want %v", i, tk.Hold(), want)
-		}
-		tk.Done(now, breaker.Abandoned, 0)
 	}
 }
 
@@ -189,8 +153,8 @@ func TestCutCountsFromTheSlot(t *testing.T) {
 	}
 }
 
-// One cut a call: a re-send answered 429 leaves the limit and the
-// spacing as they are; the call's first attempt cut them already.
+// One cut a call: a re-send answered 429 leaves the limit as it is; the
+// call's first attempt cut it already.
 func TestResendLimitedDoesNotCut(t *testing.T) {
 	t.Parallel()
 	b := newBreaker(t, breaker.Config{MaxConcurrency: 8})

@@ -53,7 +53,7 @@ func (b *Breaker) Admit(now time.Time, host, key string, resend bool) (*Ticket, 
 		err = e.admitThrottle(now, &b.cfg)
 	}
 	if err == nil {
-		t.hold = e.reserve(now)
+		t.hold = e.q.book(now, t)
 	}
 	b.mu.Unlock()
 	b.emit(changes)
@@ -93,14 +93,27 @@ func (b *Breaker) State(host, key string) State {
 }
 
 // Limit returns how many attempts may be in flight to host and key (0 for
-// no limit) and the least time between two sends (0 for none).
+// no limit) and the mean time between sends of the quota learned from its
+// headerless 429s (0 while none is known).
 func (b *Breaker) Limit(host, key string) (concurrency int, spacing time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if e, ok := b.entries[hostKey{host, key}]; ok {
-		return int(e.limit), e.gap
+		return int(e.limit), e.q.spacingOf()
 	}
 	return b.cfg.MaxConcurrency, 0
+}
+
+// Quota returns the quota learned from the headerless 429s of host and key:
+// how many sends a window of its limiter serves, and how long the window
+// lasts; 0 and 0 while none is known.
+func (b *Breaker) Quota(host, key string) (limit int, period time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e, ok := b.entries[hostKey{host, key}]; ok && e.q.period > 0 {
+		return e.q.limit, e.q.period
+	}
+	return 0, 0
 }
 
 // lookup returns the entry of host and key, making it when there is none,

@@ -53,14 +53,16 @@ func TestChangeEvent(t *testing.T) {
 		want event.Event
 	}{
 		{"opens",
-			breaker.Change{Time: t0, Host: "h", Key: "secret-hash", Prev: breaker.Closed, State: breaker.Open, Wait: 5 * time.Second, Limit: 8},
-			event.Event{Kind: event.BreakerChanged, Time: t0, Host: "h", Reason: "open", Wait: 5 * time.Second, Total: 8}},
+			breaker.Change{Time: t0, Host: "h", Key: "secret-hash", Prev: breaker.Closed, State: breaker.Open, Wait: 5 * time.Second,
+				Failures: 12, Requests: 20, Limit: 8},
+			event.Event{Kind: event.BreakerChanged, Time: t0, Host: "h", Reason: "open", Wait: 5 * time.Second, Done: 12, Total: 20}},
 		{"half-open",
 			breaker.Change{Time: t0, Host: "h", Prev: breaker.Open, State: breaker.HalfOpen},
 			event.Event{Kind: event.BreakerChanged, Time: t0, Host: "h", Reason: "half-open"}},
-		{"spacing",
-			breaker.Change{Time: t0, Host: "h", Key: "k", Prev: breaker.Closed, State: breaker.Closed, Limit: 1, Spacing: 20 * time.Millisecond},
-			event.Event{Kind: event.BreakerChanged, Time: t0, Host: "h", Reason: "limit", Wait: 20 * time.Millisecond, Total: 1}},
+		{"quota",
+			breaker.Change{Time: t0, Host: "h", Key: "k", Prev: breaker.Closed, State: breaker.Closed, Limit: 1,
+				Quota: 50, Period: 5 * time.Second, Spacing: 100 * time.Millisecond},
+			event.Event{Kind: event.BreakerChanged, Time: t0, Host: "h", Reason: "limit", Wait: 5 * time.Second, Done: 50, Total: 1}},
 	}
 	for _, tt := range tests {
 		if got := tt.c.Event(); got != tt.want {

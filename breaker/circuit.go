@@ -36,25 +36,35 @@ func (s State) String() string {
 const probeWait = time.Second
 
 // A Change reports a new circuit state (State differs from Prev) or a new
-// concurrency limit or spacing (State equals Prev).
+// concurrency limit or learned quota (State equals Prev).
 type Change struct {
 	Time      time.Time
 	Host, Key string
 	Prev      State
 	State     State
 	Wait      time.Duration // for Open: until probes are let through
-	Limit     int           // concurrency limit, 0 for none
-	Spacing   time.Duration // least time between sends, 0 for none
+	// Failures of Requests first attempts counted in the window opened the
+	// circuit (for Open; both 0 when a failed probe re-opened it).
+	Failures, Requests int
+	Limit              int           // concurrency limit, 0 for none
+	Quota              int           // sends a window of the host's limiter serves, 0 unknown
+	Period             time.Duration // that window's length, 0 unknown
+	Spacing            time.Duration // Period / Quota, 0 unknown
 }
 
 // Event returns c as an [event.BreakerChanged]: Reason the new state, or
-// "limit" when only the limit or the spacing changed; Wait the time until
-// probes (open) or the spacing (limit); Total the concurrency limit. The
-// key stays out of events: it may be derived from a credential.
+// "limit" when only the limit or the quota changed. For "open", Wait is
+// the time until probes and Done of Total the first attempts that failed
+// (0 of 0: the probe failed); for "limit", Total is the concurrency limit,
+// Done the learned quota and Wait its window. The key stays out of
+// events: it may be derived from a credential.
 func (c Change) Event() event.Event {
-	e := event.Event{Kind: event.BreakerChanged, Time: c.Time, Host: c.Host, Reason: c.State.String(), Wait: c.Wait, Total: c.Limit}
-	if c.State == c.Prev {
-		e.Reason, e.Wait = "limit", c.Spacing
+	e := event.Event{Kind: event.BreakerChanged, Time: c.Time, Host: c.Host, Reason: c.State.String()}
+	switch {
+	case c.State == c.Prev:
+		e.Reason, e.Total, e.Done, e.Wait = "limit", c.Limit, c.Quota, c.Period
+	case c.State == Open:
+		e.Wait, e.Done, e.Total = c.Wait, c.Failures, c.Requests
 	}
 	return e
 }
@@ -92,6 +102,7 @@ func (e *entry) recordCircuit(now time.Time, t *Ticket, o Outcome, retryAfter ti
 	e.fails.add(now, tally{1, fail})
 	s := e.fails.sum(now)
 	if s.n >= cfg.MinRequests && float64(s.k) >= cfg.FailureRatio*float64(s.n) {
+		e.trip = s
 		e.open(now, retryAfter, cfg, changes)
 	}
 }
@@ -106,6 +117,7 @@ func (e *entry) probeVerdict(now time.Time, t *Ticket, o Outcome, retryAfter tim
 	}
 	if o == Failure {
 		e.reopens++
+		e.trip = tally{}
 		e.open(now, retryAfter, cfg, changes)
 		return
 	}

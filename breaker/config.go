@@ -58,7 +58,8 @@ type Config struct {
 	// MaxConcurrency bounds the concurrency limit toward one host and key;
 	// 0 leaves it unbounded until the first headerless 429, which sets it
 	// to half the attempts then in flight. MaxSpacing (default 10 s)
-	// bounds the spacing between sends once the limit is 1.
+	// bounds the time between two probes of a closed window whose length
+	// is not yet learned.
 	MaxConcurrency int
 	MaxSpacing     time.Duration
 

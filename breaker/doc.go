@@ -1,7 +1,8 @@
 // Package breaker is overload control by signal, per host: a circuit
 // breaker and adaptive client-side throttling for outages (5xx and
-// timeouts), and a concurrency limit with additive increase and
-// multiplicative decrease (AIMD) for 429s that come without quota headers.
+// timeouts), and for 429s that come without quota headers a quota learned
+// from the limiter's windows and a concurrency limit, each with additive
+// increase and multiplicative decrease (AIMD).
 // A 429 is never a failure: quota is the pacer's business, an outage is
 // the breaker's.
 //
@@ -31,10 +32,21 @@
 //
 // The limit bounds the attempts in flight toward the host. A headerless
 // 429 of a first attempt halves it, once for all the attempts sent since
-// the previous cut (they met one window of the server's limiter); a
-// re-send's 429 does not cut again; at 1 it spaces the sends
-// instead, twice the round trip apart, then twice that. Each success grows
-// it back additively, up to MaxConcurrency.
+// the previous cut (they met one window of the server's limiter), down to
+// 1; a re-send's 429 does not cut again. Each success grows it back
+// additively, up to MaxConcurrency.
+//
+// The quota is the rate. A limiter that answers bare 429s serves a run of
+// requests, refuses the rest of its window, and serves again once the
+// window ends. The first 429 after a run closes the window; one attempt at
+// a time then probes it (a [Ticket.Scout]), an eighth of the time since the
+// window began apart, bounded by MaxSpacing, while the others wait for its
+// verdict ([Ticket.Rehold]); the probe served gives the window's length,
+// and the run its count ([Breaker.Quota]). From then on each attempt is
+// booked in a window: its hold is the window's start. A window served in
+// full lets one more send into the next; one refused early sets the count
+// to what it served; one refused at its first send is learned again. A host
+// that refuses outright (no run served) is not booked.
 //
 // Every refusal is an [*Error]: errors.Is finds its cause, and its
 // RetryAfter method says how long until the host may be tried again, as of
@@ -51,9 +63,12 @@
 //     the throttle does not apply to it, but an open or half-open circuit
 //     refuses it, and it is never a probe. Host is compared as given: the
 //     caller passes it in one form (lower case, with the port it dials).
-//  2. [Ticket.Hold]: how long to hold the attempt before sending (a wait
-//     like a pacing hold: compared with the deadline, credited).
-//  3. [Ticket.Acquire](ctx): a slot under the host's limit, or ctx's end.
+//  2. [Ticket.Hold], then [Ticket.Rehold] until it says 0: how long to
+//     hold the attempt before sending (a wait like a pacing hold: compared
+//     with the deadline, credited, but for a scout's).
+//  3. [Ticket.Acquire](ctx): a slot under the host's limit, or ctx's end;
+//     without a slot ([Ticket.Sendable] false) when the attempt's window
+//     was refused while it queued: back to step 2.
 //  4. [Ticket.Done](now, outcome, retryAfter): what happened, as an
 //     [Outcome] the caller's classification picked: [Success], [Failure]
 //     (a 5xx or a timeout it calls transient), [Limited] (a 429 without
@@ -65,7 +80,11 @@
 // re-send would be refused, without admitting anything, so that the call
 // can end with the failed response still in hand.
 //
-// [Breaker.State] and [Breaker.Limit] read an entry; every change also goes
+// After a [Limited] verdict, [Ticket.Booked] says whether the re-send will
+// be booked in a window, so that the loop needs no backoff of its own; a
+// scout's 429 is not a failed attempt.
+//
+// [Breaker.State], [Breaker.Limit] and [Breaker.Quota] read an entry; every change also goes
 // to [Config].OnChange as a [Change], which [Change.Event] turns into an
 // [event.BreakerChanged] for a [event.Reporter].
 //

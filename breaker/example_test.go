@@ -73,6 +73,53 @@ func ExampleBreaker_Limit() {
 	// after 5 successes: 5
 }
 
+// A host that serves a run of three, then answers bare 429s until its
+// window of a second ends: the breaker probes the closed window one
+// attempt at a time (a scout, held between probes), learns the window from
+// the probe it serves, and then holds the fourth send of a window until
+// the next one.
+func ExampleBreaker_Quota() {
+	b, _ := breaker.New(breaker.Config{})
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now, served := start, 0
+	const host = "api.example.com:443"
+	// send holds an attempt as the breaker says, then lets the limiter (3
+	// a window of a second, opened by the first request) answer it.
+	send := func() {
+		tk, _ := b.Admit(now, host, "", false)
+		now = now.Add(tk.Hold())
+		for h := tk.Rehold(now); h > 0; h = tk.Rehold(now) {
+			now = now.Add(h)
+		}
+		_ = tk.Acquire(context.Background())
+		if !now.Before(start.Add(time.Second)) {
+			start, served = now, 0
+		}
+		served++
+		o := breaker.Limited
+		if served <= 3 {
+			o = breaker.Success
+		}
+		tk.Done(now, o, 0)
+	}
+	for range 4 { // three served, the fourth refused: the window is closed
+		send()
+	}
+	for limit, _ := b.Quota(host, ""); limit == 0; limit, _ = b.Quota(host, "") {
+		send() // probes, until one is served
+	}
+	limit, period := b.Quota(host, "")
+	fmt.Println("learned:", limit, "per", period.Round(100*time.Millisecond))
+	send()
+	send()
+	tk, _ := b.Admit(now, host, "", false)
+	fmt.Println("the fourth send of the window is held:", tk.Hold() > 0)
+	tk.Done(now, breaker.Abandoned, 0)
+	// Output:
+	// learned: 3 per 1.1s
+	// the fourth send of the window is held: true
+}
+
 // Validate names each field it refuses.
 func ExampleConfig_Validate() {
 	err := breaker.Config{MaxRejection: 1, Probes: -1}.Validate()

@@ -42,9 +42,11 @@ const (
 	// BreakerChanged: the overload control of Host changed (package
 	// breaker). Reason is the circuit's new state ("closed", "open",
 	// "half-open"), or "limit" when only the concurrency limit or the
-	// spacing between sends changed; Wait is the time until probes are let
-	// through (open) or the spacing (limit); Total is the concurrency
-	// limit, 0 for none.
+	// quota learned from headerless 429s changed. For "open", Wait is the
+	// time until probes are let through, and Done of Total first attempts
+	// failed (0 of 0: a probe failed). For "limit", Total is the
+	// concurrency limit (0 for none), Done the sends a window of the
+	// host's limiter serves and Wait that window (0 while unknown).
 	BreakerChanged
 	// Parked: the work saved its state to continue when a quota resets,
 	// Wait from Time, longer than the caller would wait between attempts.

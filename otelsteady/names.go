@@ -53,7 +53,7 @@ const (
 	EventQuota = "steady.quota"
 	// EventBreaker: overload control of a host changed, on the span in the
 	// event's context when it has one: its new state, and the wait until
-	// probes (open) or the spacing between sends (limit).
+	// probes (open) or the learned window of its limiter (limit).
 	EventBreaker = "steady.breaker"
 	// EventPark: the work saved its state until a quota resets, on the
 	// span in the event's context (the run's): how it continues

@@ -59,11 +59,16 @@ func overloadHost(r *http.Request) string {
 	return strings.ToLower(host)
 }
 
-// admit asks the breaker whether attempt n may be sent now, and waits out
-// the hold it gives (spacing after headerless 429s): compared with the
-// deadline first, credited once served. A nil ticket means no overload
-// control. An error ends the call: a refusal, a hold the deadline cannot
-// wait, or cancellation during the hold.
+// admit asks the breaker whether attempt n may be sent now, waits out the
+// hold it gives (the window of a host's limiter the attempt is booked in,
+// after headerless 429s) and each further hold [breaker.Ticket.Rehold]
+// gives, then takes a slot under the host's concurrency limit, before the
+// gate's; an attempt whose window was refused while it queued is held
+// again. Holds are compared with the deadline and MaxRetryAfter first and
+// credited once served, but for a scout's, which the stall budget bounds;
+// queue time is credited. A nil ticket means no overload control. An
+// error ends the call: a refusal, a hold that cannot be waited, or
+// cancellation.
 func (c *call) admit(n int) (*breaker.Ticket, error) {
 	b := c.p.Overload
 	if b == nil {
@@ -74,13 +79,39 @@ func (c *call) admit(n int) (*breaker.Ticket, error) {
 	if err != nil {
 		return nil, c.cannotSend(n, refuse(err), 0)
 	}
-	hold := tk.Hold()
-	if hold == 0 {
-		return tk, nil
+	for hold := tk.Hold(); ; hold = tk.Rehold(time.Now()) {
+		for ; hold > 0; hold = tk.Rehold(time.Now()) {
+			if err := c.holdFor(n, tk, hold); err != nil {
+				return nil, err
+			}
+		}
+		queued := time.Now()
+		if err := tk.Acquire(c.ctx); err != nil {
+			tk.Done(time.Now(), breaker.Abandoned, 0)
+			if n == 1 {
+				closeRequestBody(c.req) // never handed to the inner transport
+			}
+			return nil, c.canceled(n-1, n > 1) // queued for a re-send: still waiting out the last failure
+		}
+		c.ensureTracker().Credit(time.Since(queued))
+		if tk.Sendable() {
+			return tk, nil
+		}
 	}
+}
+
+// holdFor waits out one hold of attempt n's ticket.
+func (c *call) holdFor(n int, tk *breaker.Ticket, hold time.Duration) error {
+	now := time.Now()
+	stop := error(nil)
 	if left, ok := c.left(now); ok && hold > left {
+		stop = ErrDeadline
+	} else if hold > c.p.MaxRetryAfter {
+		stop = ErrRetryAfter
+	}
+	if stop != nil {
 		tk.Done(now, breaker.Abandoned, 0)
-		return nil, c.cannotSend(n, ErrDeadline, hold)
+		return c.cannotSend(n, stop, hold)
 	}
 	if c.p.Reporter != nil {
 		c.emit(event.Event{Kind: event.Waiting, Attempt: n, Wait: hold, Reason: event.WaitOverload})
@@ -90,10 +121,12 @@ func (c *call) admit(n int) (*breaker.Ticket, error) {
 		if n == 1 {
 			closeRequestBody(c.req)
 		}
-		return nil, c.canceled(n-1, true)
+		return c.canceled(n-1, true)
 	}
-	c.ensureTracker().Credit(hold)
-	return tk, nil
+	if !tk.Scout() {
+		c.ensureTracker().Credit(hold)
+	}
+	return nil
 }
 
 // cannotSend ends a call whose attempt n is not sent, for stop: the last
@@ -128,12 +161,17 @@ func (c *call) settle(tk *breaker.Ticket, a *attempt) {
 		return
 	}
 	now := time.Now()
+	c.limited = false
 	if a == nil {
 		tk.Done(now, breaker.Abandoned, 0)
 		return
 	}
 	o, retryAfter := c.verdictOf(a, now)
 	tk.Done(now, o, retryAfter)
+	c.limited = o == breaker.Limited && tk.Booked()
+	if o == breaker.Limited && tk.Scout() {
+		c.scouts++
+	}
 }
 
 // verdictOf classifies an answer for the breaker: a timeout or a refused

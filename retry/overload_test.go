@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -240,52 +241,158 @@ func TestOverloadResendRefusedAfterItsWait(t *testing.T) {
 	})
 }
 
-// The spacing learned from headerless 429s holds a sequential caller's
-// attempts like a pacing hold: told as a Waiting event, credited, and
-// refused at once when the deadline cannot wait it.
-func TestOverloadSpacingHold(t *testing.T) {
+// fixedWindow is a limiter as express-rate-limit's memory store keeps one:
+// a window of limit requests opened by the first request after the last
+// one ended, each refused request answered with a bare 429.
+type fixedWindow struct {
+	mu            sync.Mutex
+	limit         int
+	period        time.Duration
+	start         time.Time
+	hits          int
+	served, moved int
+}
+
+func (w *fixedWindow) admit(now time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.start.IsZero() || !now.Before(w.start.Add(w.period)) {
+		w.start, w.hits = now, 0
+	}
+	w.hits++
+	if w.hits > w.limit {
+		w.moved++
+		return false
+	}
+	w.served++
+	return true
+}
+
+// A sequential caller behind a fixed window that answers bare 429s, with
+// the default attempts: the breaker learns the window from the first run
+// of 429s, its probes are not counted as attempts, and the calls after are
+// held into the next window (told as Waiting events) instead of meeting
+// its 429s. Every call passes, within 1.25x the least time the window
+// allows, and later windows draw at most one 429 each (the additive probe
+// of one more send).
+func TestOverloadLearnsTheWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var sends []time.Time
-		limited := true
+		w := &fixedWindow{limit: 10, period: time.Second}
 		inner := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			sends = append(sends, time.Now())
-			time.Sleep(50 * time.Millisecond)
-			if limited {
+			time.Sleep(2 * time.Millisecond)
+			if !w.admit(time.Now()) {
 				return respond(r, 429, nil, ""), nil
 			}
 			return respond(r, 200, nil, ""), nil
 		})
-		var holds []time.Duration
+		var holds int
 		rep := event.ReporterFunc(func(e event.Event) {
 			if e.Kind == event.Waiting {
-				holds = append(holds, e.Wait)
+				holds++
 			}
 		})
 		b := newOverload(t, breaker.Config{})
-		tr := retry.New(inner, retry.Policy{Overload: b, MaxAttempts: 1, Reporter: rep})
-		call(t, tr, api) // limit 1
-		call(t, tr, api) // spacing: twice the round trip
-		if _, gap := b.Limit(apiHost, ""); gap != 100*time.Millisecond {
-			t.Fatalf("spacing = %v, want 100ms", gap)
+		tr := retry.New(inner, retry.Policy{Overload: b, Reporter: rep})
+		const calls = 61 // six windows, and the first request of a seventh
+		start := time.Now()
+		var firstWindow int
+		for i := range calls {
+			if _, out, err := call(t, tr, api); err != nil || out.Status != 200 {
+				t.Fatalf("call %d: %v, status %d after %d attempts", i, err, out.Status, out.Attempts)
+			}
+			if i == 19 {
+				firstWindow = w.moved
+			}
 		}
-		limited = false
-		call(t, tr, api)
-		call(t, tr, api)
-		if got := sends[3].Sub(sends[2]); got < 100*time.Millisecond {
-			t.Errorf("two sends %v apart, want at least the spacing", got)
+		floor := 6 * time.Second
+		elapsed := time.Since(start)
+		t.Logf("%d calls in %v (%.3fx the floor %v): %d 429s, %d of them learning the window; %d holds", calls, elapsed,
+			elapsed.Seconds()/floor.Seconds(), floor, w.moved, firstWindow, holds)
+		if elapsed > floor*125/100 {
+			t.Errorf("%d calls took %v, over 1.25x the floor %v", calls, elapsed, floor)
 		}
-		if len(holds) == 0 || holds[len(holds)-1] <= 0 {
-			t.Errorf("holds told = %v, want a Waiting event for the spacing", holds)
+		if later := w.moved - firstWindow; later > 5 {
+			t.Errorf("%d 429s after the window was learned, want at most one a window", later)
 		}
+		if limit, period := b.Quota(apiHost, ""); limit < 10 || limit > 11 || period < time.Second || period > 1250*time.Millisecond {
+			t.Errorf("learned %d per %v, want 10 (or 11, probing) per 1s to 1.25s", limit, period)
+		}
+		if holds == 0 {
+			t.Error("no Waiting event told the holds")
+		}
+	})
+}
 
-		// A deadline shorter than the hold refuses at once, sending nothing.
-		call(t, tr, api)
-		n := len(sends)
-		ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
+// A learned window's hold is a wait like a pacing hold: a deadline it
+// cannot meet refuses at once with ErrDeadline, one above MaxRetryAfter
+// with ErrRetryAfter, sending nothing.
+func TestOverloadWindowHoldBounds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &fixedWindow{limit: 2, period: 10 * time.Second}
+		var sends int
+		inner := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			sends++
+			if !w.admit(time.Now()) {
+				return respond(r, 429, nil, ""), nil
+			}
+			return respond(r, 200, nil, ""), nil
+		})
+		b := newOverload(t, breaker.Config{})
+		tr := retry.New(inner, retry.Policy{Overload: b, MaxAttempts: 1})
+		for range 3 {
+			call(t, tr, api)
+		}
+		time.Sleep(10 * time.Second) // the window reopens; the next call's probe learns it
+		for range 2 {
+			call(t, tr, api)
+		}
+		if limit, period := b.Quota(apiHost, ""); limit != 2 || period < 10*time.Second {
+			t.Fatalf("learned %d per %v, want 2 per 10s", limit, period)
+		}
+		n := sends
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
-		_, err := tr.RoundTrip(get(ctx, api))
-		if !errors.Is(err, retry.ErrDeadline) || len(sends) != n {
-			t.Errorf("err = %v after %d sends, want ErrDeadline with none", err, len(sends)-n)
+		if _, err := tr.RoundTrip(get(ctx, api)); !errors.Is(err, retry.ErrDeadline) || sends != n {
+			t.Errorf("err = %v after %d sends, want ErrDeadline with none", err, sends-n)
+		}
+		short := retry.New(inner, retry.Policy{Overload: b, MaxAttempts: 1, MaxRetryAfter: time.Second})
+		if _, err := short.RoundTrip(get(t.Context(), api)); !errors.Is(err, retry.ErrRetryAfter) || sends != n {
+			t.Errorf("err = %v after %d sends, want ErrRetryAfter with none", err, sends-n)
+		}
+	})
+}
+
+// A host that serves a run, then answers nothing but bare 429s: the probes
+// of its window are not counted as attempts, but their waits are silence,
+// so the stall budget ends the call, and it does not probe forever. A host
+// that never served is re-sent on the policy's backoff and attempts
+// (TestHostileRetryAfterPast).
+func TestOverloadProbesEndAtTheStallBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sends, total int
+		inner := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			sends++
+			total++
+			if total <= 5 {
+				return respond(r, 200, nil, ""), nil
+			}
+			return respond(r, 429, nil, ""), nil
+		})
+		b := newOverload(t, breaker.Config{})
+		tr := retry.New(inner, retry.Policy{Overload: b, StallTimeout: 30 * time.Second})
+		for range 5 {
+			call(t, tr, api)
+		}
+		sends = 0
+		start := time.Now()
+		resp, out, err := call(t, tr, api)
+		took := time.Since(start)
+		t.Logf("%d sends in %v, stop %v", sends, took, out.Stop)
+		if err != nil || resp == nil || resp.StatusCode != 429 || !errors.Is(out.Stop, retry.ErrStalled) {
+			t.Fatalf("resp %v, err %v, stop %v; want the last 429 handed back, stopped by the stall budget", resp, err, out.Stop)
+		}
+		if took > 40*time.Second || sends > 60 {
+			t.Errorf("%d sends over %v, want the stall budget of 30s to end it, with probes spaced wider as it goes", sends, took)
 		}
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/liveness"
@@ -154,6 +153,12 @@ type call struct {
 	// context it gave the attempt in flight, nil between attempts.
 	tracer event.Tracer
 	actx   context.Context
+	// What overload control said of the last answer (settle): a 429
+	// without quota fields (the breaker books its re-send in a window of
+	// the host's limiter), and how many of the call's attempts were scouts
+	// of a closed window, which MaxAttempts does not count.
+	limited bool
+	scouts  int
 }
 
 // idempotentMethods are safe to re-send by their definition.
@@ -270,7 +275,7 @@ func (c *call) send(n int, idemKey string) (attempt, error) {
 	if err != nil {
 		return attempt{}, err
 	}
-	if err := c.acquire(tk); err != nil {
+	if err := c.acquire(); err != nil {
 		c.settle(tk, nil)
 		if n == 1 {
 			closeRequestBody(c.req) // never handed to the inner transport
@@ -292,23 +297,16 @@ func (c *call) send(n int, idemKey string) (attempt, error) {
 	return a, nil
 }
 
-// acquire takes a slot under the host's concurrency limit (when overload
-// control is on), then one of the gate; the time queued is credited. On
-// an error nothing is held but the ticket, which the caller closes.
-func (c *call) acquire(tk *breaker.Ticket) error {
-	if tk == nil && c.gate == nil {
+// acquire takes a slot of the gate (the host's slot is admit's); the
+// time queued is credited. On an error nothing is held but the ticket,
+// which the caller closes.
+func (c *call) acquire() error {
+	if c.gate == nil {
 		return nil
 	}
 	queued := time.Now()
-	if tk != nil {
-		if err := tk.Acquire(c.ctx); err != nil {
-			return err
-		}
-	}
-	if c.gate != nil {
-		if err := c.gate.Acquire(c.ctx, 1); err != nil {
-			return err
-		}
+	if err := c.gate.Acquire(c.ctx, 1); err != nil {
+		return err
 	}
 	c.ensureTracker().Credit(time.Since(queued))
 	return nil
@@ -420,7 +418,7 @@ func (c *call) judge(n int, f *failure, plan sendPlan, prevWait time.Duration) v
 		v.stop, v.why = ErrNotRetryable, f.class
 	case plan.whyNot != "" && !(f.err != nil && plan.replayable && neverSent(f.err)):
 		v.stop, v.why = ErrNotRetryable, plan.whyNot
-	case n >= p.MaxAttempts:
+	case n-c.scouts >= p.MaxAttempts:
 		v.stop = ErrExhausted
 	case f.hasHint && f.hint > p.MaxRetryAfter:
 		v.stop = ErrRetryAfter
@@ -456,9 +454,15 @@ func (c *call) judge(n int, f *failure, plan sendPlan, prevWait time.Duration) v
 func (c *call) backoff(n int, f *failure, prevWait time.Duration) (time.Duration, string, error) {
 	p := c.p
 	wait, reason, planned := time.Duration(0), event.WaitServerHint, time.Duration(0)
-	if f.hasHint {
+	switch {
+	case f.hasHint:
 		wait = serverWait(f.hint, p.Rand(), p.MaxBackoff, p.MaxRetryAfter)
-	} else {
+	case c.limited:
+		// The breaker holds the re-send until the window it books it in;
+		// the jitter only keeps it from being immediate.
+		wait, reason = jitter(p.Rand(), min(p.InitialBackoff, minServerJitter)), event.WaitRateLimited
+		planned = wait
+	default:
 		wait, reason = p.delay(n, prevWait, p.Rand()), event.WaitBackoff
 		planned = wait
 	}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -156,4 +158,109 @@ func heldFor(t *testing.T, stderr string) (held time.Duration, holds int) {
 		holds++
 	}
 	return held, holds
+}
+
+var headerlessRounds = flag.Int("headerless.rounds", 0,
+	"rounds of TestHarvestHeaderlessDefaults (0 skips it): harvests behind a bare-429 express-rate-limit of 50 per 5 s, with the command's defaults")
+
+// headerlessHarvest runs one harvest with the command's defaults (and -v,
+// to read its breaker lines) behind a fresh server of rows rows behind
+// lim, following links, or fetching computed offset pages --concurrent
+// (32) at once when computed is set. It returns the wall time, the
+// server's counts and the breaker's limit lines, or the failure of a
+// harvest that did not end with every row.
+func headerlessHarvest(t *testing.T, rows int, lim []limitertest.Limiter, computed bool) (elapsed time.Duration, served, refused int, learned []string, failed string) {
+	t.Helper()
+	srv := limitertest.Start(t, limitertest.Config{Rows: rows, Page: 1, Limiters: lim})
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	// A harvest that has not ended in ten times the floor is stopped there.
+	limit := 10 * harvestFloor(rows, lim, computed)
+	args := []string{"harvest", "-v", srv.URL + "/items?offset=0&limit=1", "-o", out,
+		"--max-time", strconv.Itoa(int(limit.Seconds()) + 1)}
+	if computed {
+		args = append(args, "--pages", "offset:offset:limit")
+	}
+	start := time.Now()
+	code, _, errText := cli(t, args...)
+	elapsed = time.Since(start)
+	served, refused = srv.Stats(t)
+	srv.Stop()
+	if code != exitOK {
+		return elapsed, served, refused, nil, fmt.Sprintf("exit %d: %s", code, lastLines(errText, 2))
+	}
+	checkExact(t, rowsOf(t, out), rows)
+	for line := range strings.Lines(errText) {
+		if strings.HasPrefix(line, "breaker limit:") && strings.Contains(line, " learned") {
+			learned = append(learned, strings.TrimSpace(line))
+		}
+	}
+	return elapsed, served, refused, learned, ""
+}
+
+// harvestFloor is the least time a harvest of rows one-row pages takes
+// under lim: one request a page, and for computed pages one more, the
+// empty page that ends the walk.
+func harvestFloor(rows int, lim []limitertest.Limiter, computed bool) time.Duration {
+	if computed {
+		rows++
+	}
+	return limitertest.Floor(rows, lim)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// A harvest that follows links and one that fetches computed pages 32 at
+// once, behind a real express-rate-limit that answers a bare 429, 10 per
+// second, with the command's defaults: every row exactly once, and the
+// breaker's line says it learned the limiter's quota (10 a window, or 11
+// while it probes for one more). The wall time against the floor is
+// logged, and measured at 50 per 5 s by TestHarvestHeaderlessDefaults.
+func TestHarvestBehindHeaderlessLimiter(t *testing.T) {
+	t.Parallel()
+	lim := []limitertest.Limiter{{Limit: 10, WindowMs: 1000, Headers: "none"}}
+	for _, computed := range []bool{false, true} {
+		name := map[bool]string{false: "links", true: "computed pages"}[computed]
+		t.Run(name, func(t *testing.T) {
+			const rows = 41
+			elapsed, served, refused, learned, failed := headerlessHarvest(t, rows, lim, computed)
+			if failed != "" {
+				t.Fatal(failed)
+			}
+			floor := harvestFloor(rows, lim, computed)
+			t.Logf("%s: %d rows in %v (%.3fx the floor %v), %d served, %d 429s; %q", name, rows, elapsed.Round(time.Millisecond),
+				elapsed.Seconds()/floor.Seconds(), floor, served, refused, learned)
+			if len(learned) == 0 {
+				t.Fatal("no breaker line told a learned quota")
+			}
+			last := learned[len(learned)-1]
+			if !strings.Contains(last, " 10 per ") && !strings.Contains(last, " 11 per ") {
+				t.Errorf("last breaker line %q, want 10 (or 11) per window", last)
+			}
+		})
+	}
+}
+
+// TestHarvestHeaderlessDefaults measures both harvests behind a bare-429
+// express-rate-limit of 50 per 5 s, with the command's defaults, against
+// the floor the quota allows, with the 429s drawn. About a minute a
+// round; bench/headerless.sh runs it beside the build it is compared with.
+//
+//	go test -run TestHarvestHeaderlessDefaults -headerless.rounds 1 -v .
+func TestHarvestHeaderlessDefaults(t *testing.T) {
+	if *headerlessRounds == 0 {
+		t.Skip("run with -headerless.rounds N")
+	}
+	lim := []limitertest.Limiter{{Limit: 50, WindowMs: 5000, Headers: "none"}}
+	const rows = 150
+	for round := range *headerlessRounds {
+		for _, computed := range []bool{false, true} {
+			floor := harvestFloor(rows, lim, computed)
+			elapsed, served, refused, _, failed := headerlessHarvest(t, rows, lim, computed)
+			t.Logf("round %d harvest computed=%v: %d rows in %v (%.3fx the floor %v), %d served, %d 429s %s", round, computed, rows,
+				elapsed.Round(time.Millisecond), elapsed.Seconds()/floor.Seconds(), floor, served, refused, failed)
+		}
+	}
 }

@@ -296,11 +296,6 @@ func runHarvest(t *testing.T, url string, args ...string) harvested {
 	return h
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
 // jsonlIDs reads a JSONL output and returns each line's id (the field
 // named key, a JSON string or number, as text), failing the test on a line
 // that is not a JSON object with one.

@@ -50,9 +50,9 @@ minute, under the same policies.
 
 Scenario limiter: one client fans 500 requests out 32 at a time to a
 service behind a limiter of 50 requests per 5s that answers 429 with no
-header at all; retry alone against steady's defaults, whose breaker halves
-the concurrency on such a 429 and grows it back on successes (AIMD): time
-to finish against the limiter's floor, and the 429s drawn.
+header at all; retry alone against steady's defaults, whose breaker learns
+the limiter's window from its first run of 429s and books the sends in its
+windows: time to finish against the limiter's floor, and the 429s drawn.
 
 Scenario policies: the outage under every policy side by side, steady's
 defaults included; --plot draws them all.`,

@@ -14,28 +14,30 @@ import (
 
 const gov = "api.example.gov"
 
-// breakerStory is an outage as the breaker reports it: open, half-open,
-// open again, closed, with two limit changes a tenth of a second apart.
+// breakerStory is an outage as the breaker reports it: open after 12 of
+// 20 calls failed, half-open, open again when the probe failed, closed,
+// with two limit changes a tenth of a second apart (the first with a
+// learned quota of 50 per 5 s).
 func breakerStory(r event.Reporter) {
-	changed := func(d time.Duration, reason string, wait time.Duration, limit int) {
-		r.Report(event.Event{Kind: event.BreakerChanged, Time: at(d), Host: gov, Reason: reason, Wait: wait, Total: limit})
+	changed := func(d time.Duration, reason string, wait time.Duration, done, total int) {
+		r.Report(event.Event{Kind: event.BreakerChanged, Time: at(d), Host: gov, Reason: reason, Wait: wait, Done: done, Total: total})
 	}
-	changed(0, "open", 5*time.Second, 0)
-	changed(5*time.Second, "half-open", 0, 0)
-	changed(5100*time.Millisecond, "open", 10*time.Second, 0)
-	changed(15*time.Second, "half-open", 0, 0)
-	changed(15200*time.Millisecond, "closed", 0, 0)
-	changed(16*time.Second, "limit", 250*time.Millisecond, 4)
-	changed(16100*time.Millisecond, "limit", 0, 8)
+	changed(0, "open", 5*time.Second, 12, 20)
+	changed(5*time.Second, "half-open", 0, 0, 0)
+	changed(5100*time.Millisecond, "open", 10*time.Second, 0, 0)
+	changed(15*time.Second, "half-open", 0, 0, 0)
+	changed(15200*time.Millisecond, "closed", 0, 0, 0)
+	changed(16*time.Second, "limit", 5*time.Second, 50, 4)
+	changed(16100*time.Millisecond, "limit", 0, 0, 8)
 }
 
 var breakerLines = []string{
-	"breaker open: api.example.gov; probing in 5s",
+	"breaker open: api.example.gov; 12 of 20 calls failed, retry in 5s",
 	"breaker half-open: api.example.gov; probing",
-	"breaker open: api.example.gov; probing in 10s",
+	"breaker open: api.example.gov; the probe failed, retry in 10s",
 	"breaker half-open: api.example.gov; probing",
-	"breaker closed: api.example.gov",
-	"breaker limit: api.example.gov; 4 in flight, 250ms between sends",
+	"breaker closed: api.example.gov; the probe passed",
+	"breaker limit: api.example.gov; 4 in flight, 50 per 5s learned",
 }
 
 // Plain prints every state change and holds limit changes to one per host
@@ -91,12 +93,12 @@ func TestTerminalBreakerLines(t *testing.T) {
 func TestBreakerLineHostile(t *testing.T) {
 	e := event.Event{Kind: event.BreakerChanged, Time: at(0), Host: "evil\n\x1b[2Jhost\u202e", Reason: "closed"}
 	got, ok := render.AttemptLine(e)
-	if want := "breaker closed: evil??[2Jhost?"; !ok || got != want {
+	if want := "breaker closed: evil??[2Jhost?; the probe passed"; !ok || got != want {
 		t.Errorf("AttemptLine = %q, %v; want %q", got, ok, want)
 	}
 	var buf bytes.Buffer
 	p := render.NewPlain(&buf, render.Options{})
 	p.Report(e)
 	p.Close()
-	equalLines(t, buf.String(), []string{"breaker closed: evil??[2Jhost?"})
+	equalLines(t, buf.String(), []string{"breaker closed: evil??[2Jhost?; the probe passed"})
 }

@@ -44,8 +44,9 @@
 // [AllPolicies] puts every policy side by side. [WriteOverloadTable] shows
 // the attempts sent while the service was down against no retry's.
 // [Limiter] is a fan-out against a limiter that answers 429 without any
-// header, under retry alone and [SteadyPolicy], whose breaker halves the
-// concurrency on such a 429 (AIMD); [WriteLimiterTable] shows the time to
+// header, under retry alone and [SteadyPolicy], whose breaker learns the
+// limiter's window from its first run of 429s and books the sends in its
+// windows, with AIMD on the concurrency; [WriteLimiterTable] shows the time to
 // finish against the limiter's floor and the 429s drawn.
 //
 // [WriteContentionTable] and [WriteOutageTable] write fixed-width text

@@ -21,8 +21,10 @@ const (
 
 // LimiterConfig describes the headerless-429 scenario: one client fans
 // Parts requests out over Workers at a time to a service behind a
-// fixed-window limiter that admits Limit requests per Window and answers
-// the rest 429 with no header at all, so there is no quota to pace by.
+// fixed-window limiter that admits Limit requests per Window, each window
+// opened by the first request after the last one ended (as
+// express-rate-limit's memory store), and answers the rest 429 with no
+// header at all, so there is no quota to pace by.
 // Each zero field means the default in its comment.
 type LimiterConfig struct {
 	Parts   int           // requests to make (0: 500)
@@ -34,15 +36,14 @@ type LimiterConfig struct {
 	Seed     uint64
 }
 
-// LimiterPolicies returns the policies of the headerless-429 scenario:
-// retry without overload control (the backoff alone spaces the 429s' re-
-// sends), and [SteadyPolicy], whose breaker halves the concurrency on a
-// headerless 429 and grows it back on successes (AIMD). Both may make 10
-// attempts, so that a part rarely gives up in a window of refusals.
+// LimiterPolicies returns the policies of the headerless-429 scenario,
+// each with the default attempts: retry without overload control (the
+// backoff alone spaces the 429s' re-sends, and a part whose attempts run
+// out in a closed window fails), and [SteadyPolicy], whose breaker learns
+// the limiter's window from its first run of 429s and books the sends in
+// its windows, with AIMD on the concurrency.
 func LimiterPolicies() []OutagePolicy {
-	st := SteadyPolicy()
-	st.Policy.MaxAttempts = 10
-	return []OutagePolicy{{Name: "retry", Policy: retry.Policy{MaxAttempts: 10}}, st}
+	return []OutagePolicy{{Name: "retry", Policy: retry.Policy{}}, SteadyPolicy()}
 }
 
 // LimiterRun is the outcome of one policy in the headerless-429 scenario.
@@ -140,11 +141,11 @@ type limiterSim struct {
 	net         network
 	brk         *breaker.Breaker // nil without overload control
 
-	next     int   // the next part to take
-	inflight int   // attempts holding a breaker slot
-	waiting  []job // attempts waiting for a slot, in order
-	window   int64 // the limiter's current window
-	admitted int   // requests it admitted in it
+	next     int           // the next part to take
+	inflight int           // attempts holding a breaker slot
+	waiting  []job         // attempts waiting for a slot, in order
+	opened   time.Duration // when the limiter's current window opened; -1 before the first
+	admitted int           // requests it admitted in it
 	out      LimiterRun
 }
 
@@ -156,7 +157,7 @@ func newLimiterSim(cfg *LimiterConfig, p OutagePolicy) (*limiterSim, error) {
 		q:           newQueue(5*time.Millisecond, 8192),
 		rng:         stream(cfg.Seed, "limiter "+p.Name),
 		net:         newNetwork(DefaultNetworkMean, DefaultNetworkStdDev),
-		window:      -1,
+		opened:      -1,
 	}
 	if s.maxAttempts == 0 {
 		s.maxAttempts = retry.DefaultMaxAttempts
@@ -228,15 +229,26 @@ func (s *limiterSim) start(now time.Duration, r job) {
 }
 
 // acquire takes a slot under the breaker's concurrency limit, or queues
-// the attempt until one is freed. The simulator counts the slots itself, so
-// [breaker.Ticket.Acquire] is called only when it will not block.
+// the attempt until one is freed, as the transport's admit: a hold that
+// [breaker.Ticket.Rehold] extends (an attempt waiting for a probe's
+// verdict) is waited out first, and an attempt whose window was refused
+// while it queued is held again. The simulator counts the slots itself,
+// so [breaker.Ticket.Acquire] is called only when it will not block.
 func (s *limiterSim) acquire(now time.Duration, r job) {
+	if hold := r.ticket.Rehold(epoch.Add(now)); hold > 0 {
+		s.q.push(now+hold, lvSend, r)
+		return
+	}
 	if limit, _ := s.brk.Limit(host, ""); limit > 0 && s.inflight >= limit {
 		s.waiting = append(s.waiting, r)
 		return
 	}
-	s.inflight++
 	_ = r.ticket.Acquire(context.Background()) // never blocks: a slot is free
+	if !r.ticket.Sendable() {
+		s.q.push(now+r.ticket.Rehold(epoch.Add(now)), lvSend, r)
+		return
+	}
+	s.inflight++
 	s.send(now, r)
 }
 
@@ -246,11 +258,12 @@ func (s *limiterSim) send(now time.Duration, r job) {
 	s.q.push(now+s.net.delay(s.rng), lvArrive, r)
 }
 
-// arrive is the limiter: a fixed window from the start of the run,
-// admitting Limit requests in each and refusing the rest with a bare 429.
+// arrive is the limiter: a fixed window opened by the first request after
+// the last one ended, admitting Limit requests in each and refusing the
+// rest with a bare 429.
 func (s *limiterSim) arrive(now time.Duration, r job) {
-	if w := int64(now / s.cfg.Window); w != s.window {
-		s.window, s.admitted = w, 0
+	if s.opened < 0 || now >= s.opened+s.cfg.Window {
+		s.opened, s.admitted = now, 0
 	}
 	back := now + s.net.delay(s.rng)
 	if s.admitted >= s.cfg.Limit {
@@ -264,12 +277,17 @@ func (s *limiterSim) arrive(now time.Duration, r job) {
 // answered settles the attempt with the breaker and frees its slot, then
 // ends the part or schedules its re-send after the transport's backoff.
 func (s *limiterSim) answered(now time.Duration, r job, ok bool) {
+	booked := false
 	if r.ticket != nil {
 		o := breaker.Success
 		if !ok {
 			o = breaker.Limited
 		}
 		r.ticket.Done(epoch.Add(now), o, 0)
+		booked = !ok && r.ticket.Booked()
+		if !ok && r.ticket.Scout() {
+			r.attempt-- // a scout's 429 is not a spent attempt
+		}
 		r.ticket = nil
 		s.inflight--
 		s.wake(now)
@@ -284,6 +302,9 @@ func (s *limiterSim) answered(now time.Duration, r job, ok bool) {
 		return
 	}
 	wait := delay(s.policy, JitterFull, int(r.attempt), r.prevWait, s.rng.Float64())
+	if booked {
+		wait = limitedWait(s.policy, s.rng.Float64())
+	}
 	r.prevWait = wait
 	s.q.push(now+wait, lvStart, r)
 }

@@ -7,9 +7,11 @@ import (
 	"testing"
 )
 
-// The headerless-429 scenario: AIMD finishes the fan-out sooner than the
-// backoff alone, draws fewer 429s, and no part gives up. (The figures are
-// the seed's; the table is logged.)
+// The headerless-429 scenario, with the default attempts: steady learns
+// the limiter's window and finishes every part within 1.25x the floor,
+// drawing fewer 429s than the backoff alone (whose parts run out of
+// attempts in a closed window). (The figures are the seed's; the table is
+// logged.)
 func TestLimiterAIMD(t *testing.T) {
 	t.Parallel()
 	runs, err := Limiter(LimiterConfig{Seed: 1})
@@ -24,9 +26,9 @@ func TestLimiterAIMD(t *testing.T) {
 	if st.Failed != 0 || st.Succeeded != DefaultLimiterParts {
 		t.Errorf("steady: %d parts succeeded, %d failed; want all %d", st.Succeeded, st.Failed, DefaultLimiterParts)
 	}
-	if st.Done >= plain.Done || st.Refused >= plain.Refused {
-		t.Errorf("steady done after %v with %d 429s, retry after %v with %d; want steady sooner with fewer",
-			st.Done, st.Refused, plain.Done, plain.Refused)
+	if st.OverFloor() > 1.25 || st.Refused >= plain.Refused {
+		t.Errorf("steady done after %v (%.3fx the floor) with %d 429s, retry with %d; want within 1.25x and fewer",
+			st.Done, st.OverFloor(), st.Refused, plain.Refused)
 	}
 	if st.Done < st.Floor {
 		t.Errorf("done after %v, before the limiter's floor %v", st.Done, st.Floor)

@@ -85,6 +85,15 @@ func serverWait(p retry.Policy, hint time.Duration, r float64) time.Duration {
 	return hint + j
 }
 
+// limitedWait is the wait before re-sending after a 429 without quota
+// fields whose re-send the breaker books in a window of the host's
+// limiter: a jitter of at most min(InitialBackoff, 50ms), so that it is not
+// immediate; the breaker's hold does the spacing.
+func limitedWait(p retry.Policy, r float64) time.Duration {
+	initial, _, _ := bounds(p)
+	return spread(r, min(initial, 50*time.Millisecond))
+}
+
 // holdWait is a pacing hold plus the jitter the pacer sized for it, capped at
 // MaxBackoff and never past MaxRetryAfter.
 func holdWait(p retry.Policy, h ratelimit.Hold, r float64) time.Duration {
