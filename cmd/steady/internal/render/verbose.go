@@ -62,11 +62,7 @@ func AttemptLine(e event.Event) (string, bool) {
 		} else {
 			head += ":"
 		}
-		reason := clean(e.Reason)
-		if reason == "" {
-			reason = "gave up"
-		}
-		return head + " stopped (" + reason + ")", true
+		return head + " stopped (" + stopReason(e) + ")", true
 	case event.Waiting:
 		return head + ": " + fmtDuration(e.Wait) + reasonSuffix(e.Reason), true
 	}

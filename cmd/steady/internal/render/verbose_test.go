@@ -32,7 +32,7 @@ func TestAttemptLine(t *testing.T) {
 			"attempt 5/5 GET https://api.example.gov/items?page=3: 503, stopped (attempts exhausted)"},
 		{"stopped on a long hint", with(func(e *event.Event) {
 			e.Kind, e.Attempt, e.Status, e.Wait, e.Reason = event.Stopped, 1, 429, 2*time.Hour, "server asked to wait longer than MaxRetryAfter"
-		}), "attempt 1/5 GET https://api.example.gov/items?page=3: 429, retry-after 2h0m0s, stopped (server asked to wait longer than MaxRetryAfter)"},
+		}), "attempt 1/5 GET https://api.example.gov/items?page=3: 429, retry-after 2h0m0s, stopped (server asked to wait longer than --max-retry-after)"},
 		{"cancelled", with(func(e *event.Event) { e.Kind, e.Attempt, e.Reason = event.Stopped, 1, "context canceled" }),
 			"attempt 1/5 GET https://api.example.gov/items?page=3: stopped (context canceled)"},
 		{"hold", with(func(e *event.Event) { e.Kind, e.Wait, e.Reason = event.Waiting, 3*time.Second, event.WaitRateLimited }),
