@@ -399,4 +399,3 @@ func TestHarvestTraceInJaeger(t *testing.T) {
 		t.Errorf("wait events by reason: %q, want the backoffs after the 503 and the cut, and the 429's server hint", got)
 	}
 }
-
