@@ -166,3 +166,22 @@ func TestTerminalVerbose(t *testing.T) {
 		}
 	}
 }
+
+// A continuation is told as one, not as attempt 1 of a request again.
+func TestContinuationLines(t *testing.T) {
+	const u = "https://data.example.gov/dump.tar"
+	for _, tc := range []struct {
+		e    event.Event
+		want string
+	}{
+		{event.Event{Kind: event.RetryScheduled, Method: "GET", URL: u, Attempt: 1, MaxAttempts: 5, ErrClass: "eof", Bytes: 1048576,
+			Reason: "resume at byte 1048576"}, "resume GET " + u + ": eof at byte 1048576, continuing in 0s"},
+		{event.Event{Kind: event.RequestFinished, Method: "GET", URL: u, Attempt: 1, MaxAttempts: 5, Status: 206},
+			"continued GET " + u + ": 206"},
+	} {
+		got, ok := AttemptLine(tc.e)
+		if !ok || got != tc.want {
+			t.Errorf("AttemptLine = %q, %v; want %q", got, ok, tc.want)
+		}
+	}
+}
