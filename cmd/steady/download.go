@@ -116,12 +116,18 @@ func (d *download) run(req *http.Request) error {
 	defer lock.release()
 	var rec *partialRecord
 	var have int64
-	if !d.force { // --force starts over: whatever is there is replaced
-		if rec, have, err = d.loadPartial(); err != nil {
-			return err
-		}
-	}
 	part := partialPath(d.out)
+	if d.force {
+		// --force starts over: a partial of ours is replaced, one another
+		// user owns or can write is still refused.
+		if st, err := os.Lstat(part); err == nil && st.Mode().IsRegular() {
+			if err := checkPrivate(part, st); err != nil {
+				return err
+			}
+		}
+	} else if rec, have, err = d.loadPartial(); err != nil {
+		return err
+	}
 	if rec == nil {
 		if err := probeDir(d.out); err != nil {
 			return err
