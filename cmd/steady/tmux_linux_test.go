@@ -132,8 +132,7 @@ func (p *tmuxPane) await(what string, ok func(screen string) bool) string {
 func waitingAPI(t *testing.T, rows, hold int, after time.Duration) (*httptest.Server, <-chan struct{}) {
 	asked := make(chan struct{}, 1)
 	var refused atomic.Bool
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		off, _ := strconv.Atoi(r.URL.Query().Get("offset"))
 		if off == hold && refused.CompareAndSwap(false, true) {
 			w.Header().Set("Retry-After", strconv.Itoa(int(after/time.Second)))
@@ -147,7 +146,7 @@ func waitingAPI(t *testing.T, rows, hold int, after time.Duration) (*httptest.Se
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Total-Count", strconv.Itoa(rows))
 		if off+10 < rows {
-			w.Header().Set("Link", fmt.Sprintf(`<%s/items?offset=%d>; rel="next"`, srv.URL, off+10))
+			w.Header().Set("Link", fmt.Sprintf(`<http://%s/items?offset=%d>; rel="next"`, r.Host, off+10))
 		}
 		var b strings.Builder
 		b.WriteString("[")
