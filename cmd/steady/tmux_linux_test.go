@@ -75,9 +75,7 @@ func (p *tmuxPane) tmux(args ...string) string {
 // run starts argv in dir, in a new session of screenW x screenH.
 func (p *tmuxPane) run(dir string, argv ...string) {
 	p.t.Helper()
-	if p.session != "" {
-		p.tmux("kill-session", "-t", p.session)
-	}
+	old := p.session
 	p.runs++
 	p.session = "run" + strconv.Itoa(p.runs)
 	quoted := make([]string, len(argv))
@@ -86,6 +84,10 @@ func (p *tmuxPane) run(dir string, argv ...string) {
 	}
 	script := strings.Join(quoted, " ") + `; echo "[exit $?]"; exec sleep 3600`
 	p.tmux("new-session", "-d", "-s", p.session, "-x", strconv.Itoa(screenW), "-y", strconv.Itoa(screenH), "-c", dir, script)
+	if old != "" {
+		// After the new one exists: the server ends with its last session.
+		p.tmux("kill-session", "-t", old)
+	}
 }
 
 // screen is what the pane shows, a line wrapped at the pane's width
@@ -225,6 +227,7 @@ func TestTerminalScreens(t *testing.T) {
 	dir := t.TempDir()
 
 	t.Run("wait and end", func(t *testing.T) {
+		pane.t = t
 		srv, asked := waitingAPI(t, 60, 30, 4*time.Second)
 		out := "items.jsonl"
 		pane.run(dir, bin, "harvest", srv.URL+"/items?offset=0", "-o", out)
@@ -264,6 +267,7 @@ func TestTerminalScreens(t *testing.T) {
 	})
 
 	t.Run("ctrl-c", func(t *testing.T) {
+		pane.t = t
 		srv, asked := waitingAPI(t, 60, 20, 50*time.Second)
 		pane.run(dir, bin, "harvest", srv.URL+"/items?offset=0", "-o", "cut.jsonl")
 		select {
