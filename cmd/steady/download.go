@@ -35,6 +35,9 @@ type partialRecord struct {
 	ETag         string `json:"etag,omitempty"`
 	LastModified string `json:"last_modified,omitempty"`
 	Length       int64  `json:"length"` // -1: unknown
+	// Unguarded says why the first answer offers no validator (a weak
+	// ETag, none at all), so the next run can say so.
+	Unguarded string `json:"unguarded,omitempty"`
 }
 
 const partialVersion = 1
@@ -54,10 +57,16 @@ type download struct {
 	out    string // the destination
 	target *url.URL
 	resume bool   // --resume: a partial must exist
+	force  bool   // --force: a partial is not continued but replaced
 	sum    []byte // --sha256, nil when not asked
 	stderr io.Writer
 	client *steady.Client
 	bar    render.Download
+
+	// got and digest are the published file's length and SHA-256, for the
+	// final line.
+	got    int64
+	digest []byte
 }
 
 // loadPartial returns the record and the partial's length, or nil when
@@ -105,18 +114,31 @@ func (d *download) run(req *http.Request) error {
 		return err
 	}
 	defer lock.release()
-	rec, have, err := d.loadPartial()
-	if err != nil {
+	var rec *partialRecord
+	var have int64
+	part := partialPath(d.out)
+	if d.force {
+		// --force starts over: a partial of ours is replaced, one another
+		// user owns or can write is still refused.
+		if st, err := os.Lstat(part); err == nil && st.Mode().IsRegular() {
+			if err := checkPrivate(part, st); err != nil {
+				return err
+			}
+		}
+	} else if rec, have, err = d.loadPartial(); err != nil {
 		return err
 	}
-	part := partialPath(d.out)
 	if rec == nil {
 		if err := probeDir(d.out); err != nil {
 			return err
 		}
 	}
 	if rec != nil && rec.validator() == "" {
-		fmt.Fprintf(d.stderr, "steady: %s has no validator to prove the server still has the same body; starting again from byte 0\n", part)
+		why := rec.Unguarded
+		if why == "" {
+			why = "its first answer had no strong ETag or Last-Modified"
+		}
+		fmt.Fprintf(d.stderr, "steady: %s cannot be continued: %s, so nothing proves the server still has the same body; downloading again from byte 0\n", part, why)
 		rec, have = nil, 0
 	}
 	// From 16 bytes before the partial's end, as within a run: the overlap
@@ -162,11 +184,17 @@ func (d *download) run(req *http.Request) error {
 			return fmt.Errorf("the server answered %d to a request without Range", resp.StatusCode)
 		}
 		if rec != nil && have > 0 {
+			if d.resume {
+				return usagef("--resume: the server answered the Range request with the whole body (it changed since %s was written, or ignores Range), so the partial cannot be continued; it is kept as it is; --force downloads it again from byte 0", part)
+			}
 			fmt.Fprintf(d.stderr, "steady: the server sent the whole body (it changed since %s was written, or ignores Range); starting again from byte 0\n", part)
 		}
 		have = 0
 		rec = &partialRecord{Version: partialVersion, URL: stripCredentials(d.target, d.client.Redactor()), Length: resp.ContentLength,
 			ETag: strongOnly(resp.Header.Get("Etag")), LastModified: strongDate(resp.Header)}
+		if rec.validator() == "" {
+			rec.Unguarded = unguarded(resp.Header)
+		}
 		if rec.Length < 0 {
 			rec.Length = -1
 		}
@@ -187,12 +215,10 @@ func (d *download) run(req *http.Request) error {
 		return fmt.Errorf("writing %s: %w", part, err)
 	}
 
-	var h hash.Hash
-	if d.sum != nil {
-		h = sha256.New()
-		if _, err := io.Copy(h, io.NewSectionReader(f, 0, have)); err != nil {
-			return fmt.Errorf("reading %s to verify it: %w", part, err)
-		}
+	// The hash is always taken: --sha256 checks it, the final line shows it.
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, have)); err != nil {
+		return fmt.Errorf("reading %s to hash it: %w", part, err)
 	}
 	d.bar.Begin(have, rec.Length)
 	w := &countingWriter{f: f, h: h, bar: d.bar}
@@ -210,8 +236,12 @@ func (d *download) run(req *http.Request) error {
 			err = errors.New("interrupted")
 		}
 		red := d.client.Redactor()
-		return &interruptedError{err: fmt.Errorf("reading the body of %s stopped at byte %d: %w",
-			red.URL(d.target), have+n, red.Error(err)), state: part}
+		err = fmt.Errorf("reading the body of %s stopped at byte %d: %w", red.URL(d.target), have+n, red.Error(err))
+		if why := cannotContinue(rec, err); why != "" {
+			// No rerun can continue this partial: say so, and what does work.
+			return fmt.Errorf("%w; %s is kept, but cannot be continued (%s): run the same command again, or with --force, to download it from byte 0", err, part, why)
+		}
+		return &interruptedError{err: err, state: part}
 	}
 	got := have + n
 	if rec.Length >= 0 && got > rec.Length {
@@ -224,11 +254,10 @@ func (d *download) run(req *http.Request) error {
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("writing %s: %w", part, err)
 	}
-	if h != nil {
-		if sum := h.Sum(nil); string(sum) != string(d.sum) {
-			return fmt.Errorf("sha256 of the download is %s, not the %s asked for; nothing was removed: the bytes are in %s",
-				hex.EncodeToString(sum), hex.EncodeToString(d.sum), part)
-		}
+	d.digest = h.Sum(nil)
+	if d.sum != nil && string(d.digest) != string(d.sum) {
+		return fmt.Errorf("sha256 of the download is %s, not the %s asked for; nothing was removed: the bytes are in %s",
+			hex.EncodeToString(d.digest), hex.EncodeToString(d.sum), part)
 	}
 	if err := publishMode(f, d.out); err != nil {
 		return fmt.Errorf("writing %s: %w", d.out, err)
@@ -240,6 +269,7 @@ func (d *download) run(req *http.Request) error {
 		return err
 	}
 	_ = os.Remove(recordPath(d.out)) // a record without its partial is ignored
+	d.got = got
 	return verifyPublished(d.out, got, d.sum)
 }
 
@@ -373,9 +403,7 @@ type countingWriter struct {
 func (w *countingWriter) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	if n > 0 {
-		if w.h != nil {
-			w.h.Write(p[:n])
-		}
+		w.h.Write(p[:n])
 		w.bar.Add(n)
 	}
 	if err != nil {
@@ -391,4 +419,43 @@ func parseSHA256(s string) ([]byte, error) {
 		return nil, usagef("--sha256 %q: want 64 hexadecimal digits", s)
 	}
 	return b, nil
+}
+
+// unguarded says why an answer offers no validator that could guard a
+// range, in the user's words.
+func unguarded(h http.Header) string {
+	switch etag, lm := h.Get("Etag"), h.Get("Last-Modified"); {
+	case strings.HasPrefix(etag, "W/"):
+		return "the server's ETag " + strconv.Quote(etag) + " is weak, and a weak ETag cannot guard a byte range"
+	case lm != "" && etag == "":
+		return "the server's Last-Modified is not at least a second before its Date, too recent to prove the body unchanged"
+	case etag != "":
+		return "the server's ETag " + strconv.Quote(etag) + " is malformed"
+	}
+	return "the server sent neither an ETag nor a Last-Modified"
+}
+
+// cannotContinue says why no later run can continue the partial of rec
+// after err broke its body, "" when one can.
+func cannotContinue(rec *partialRecord, err error) string {
+	var re *resume.Error
+	switch {
+	case rec.validator() == "":
+		return rec.Unguarded
+	case errors.As(err, &re):
+		return re.Reason
+	}
+	return ""
+}
+
+// finalLine is get's last line: what was saved, how long it took and its
+// hash, the value --sha256 takes to check the same file again.
+//
+//	saved 12.3 MB into dump.tar in 4.2s (sha256 9f86d0...)
+func finalLine(size int64, where string, took time.Duration, sum []byte) string {
+	s := "saved " + render.FormatBytes(size)
+	if where != "" {
+		s += " into " + where
+	}
+	return s + " in " + took.Round(time.Millisecond).String() + " (sha256 " + hex.EncodeToString(sum) + ")"
 }

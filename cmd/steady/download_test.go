@@ -399,3 +399,49 @@ func TestGetChecksTheContinuationsContentRange(t *testing.T) {
 		})
 	}
 }
+
+// A body no run can continue says why and what works (issue 25): a weak
+// ETag is named as the reason, not "no validator", and the advice is to
+// run again or --force, never --resume; the next run names the reason
+// again and ends with the size and SHA-256 of what it saved.
+func TestGetUnresumableSaysWhy(t *testing.T) {
+	o, srv := newOrigin(t, 4000, 1000, false)
+	o.set(o.data, `W/"e1"`, 1000)
+	out := filepath.Join(t.TempDir(), "f.bin")
+	code, _, errText := cli(t, "get", "-q", "--retries", "0", srv.URL+"/f", "-o", out)
+	if code != exitFailed || !strings.Contains(errText, `W/\"e1\"`) || !strings.Contains(errText, "weak") ||
+		!strings.Contains(errText, "--force") || strings.Contains(errText, "--resume") {
+		t.Fatalf("first run: exit %d, %q; want 1 naming the weak ETag and --force, not --resume", code, errText)
+	}
+	o.set(o.data, `W/"e1"`, 0)
+	code, _, errText = cli(t, "get", srv.URL+"/f", "-o", out)
+	if code != exitOK || !strings.Contains(errText, "cannot be continued: the server's ETag") || strings.Contains(errText, "no validator") {
+		t.Fatalf("rerun: exit %d, %q; want 0, saying the weak ETag is why it starts over", code, errText)
+	}
+	sum := sha256.Sum256(o.data)
+	want := "saved 4.0 kB into " + out + " in "
+	if !strings.Contains(errText, want) || !strings.HasSuffix(errText, "(sha256 "+hex.EncodeToString(sum[:])+")\n") {
+		t.Errorf("last line of %q: want %q… and the file's sha256", errText, want)
+	}
+}
+
+// --force starts an interrupted download over instead of continuing it.
+func TestGetForceStartsOver(t *testing.T) {
+	o, srv := newOrigin(t, 4000, 1000, false)
+	out := filepath.Join(t.TempDir(), "f.bin")
+	code, _, errText := cli(t, "get", "-q", "--retries", "0", srv.URL+"/f", "-o", out)
+	if code != exitInterrupted || !strings.Contains(errText, "the same command continues it") {
+		t.Fatalf("first run: exit %d, %q", code, errText)
+	}
+	o.set(o.data, `"e1"`, 0)
+	if code, _, errText := cli(t, "get", "-q", "--force", srv.URL+"/f", "-o", out); code != exitOK {
+		t.Fatalf("--force: exit %d, %q", code, errText)
+	}
+	reqs := o.requests()
+	if last := reqs[len(reqs)-1]; last != "" {
+		t.Errorf("--force sent Range %q, want the whole body asked for again", last)
+	}
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, o.data) {
+		t.Errorf("the file is %d bytes, not the body", len(got))
+	}
+}

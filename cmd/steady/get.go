@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -127,9 +129,20 @@ a NUL byte in its first 2 KiB) is not written to a terminal: exit 2. Give
 			defer r.Close()
 			scopeHeaders(client.HTTP(), scoped)
 			bar := r.(render.Download)
+			start := time.Now()
+			// The last line follows the bar's final frame.
+			done := func(size int64, where string, digest []byte) {
+				if err := r.Close(); err == nil && !g.quiet {
+					fmt.Fprintln(g.stderr, finalLine(size, where, time.Since(start), digest))
+				}
+			}
 			if kind == destFile {
-				d := &download{out: outPath, target: target, resume: resume, sum: sum, stderr: g.stderr, client: client, bar: bar}
-				return d.run(req)
+				d := &download{out: outPath, target: target, resume: resume, force: force, sum: sum, stderr: g.stderr, client: client, bar: bar}
+				if err := d.run(req); err != nil {
+					return err
+				}
+				done(d.got, outPath, d.digest)
+				return nil
 			}
 			out, err := createOutput(cmd.Context(), outPath, force, cmd.OutOrStdout())
 			if err != nil {
@@ -151,18 +164,28 @@ a NUL byte in its first 2 KiB) is not written to a terminal: exit 2. Give
 				body = br
 			}
 			bar.Begin(0, resp.ContentLength)
-			if n, err := io.Copy(&barWriter{w: out, bar: bar}, body); err != nil {
+			h := sha256.New()
+			n, err := io.Copy(&barWriter{w: io.MultiWriter(out, h), bar: bar}, body)
+			if err != nil {
 				if cmd.Context().Err() != nil {
 					return fmt.Errorf("interrupted after %d bytes of the body of %s", n, client.Redactor().URL(target))
 				}
 				return fmt.Errorf("reading the body of %s: %w", client.Redactor().URL(target), client.Redactor().Error(err))
 			}
-			return out.commit()
+			if err := out.commit(); err != nil {
+				return err
+			}
+			where := ""
+			if outPath != "-" {
+				where = outPath
+			}
+			done(n, where, h.Sum(nil))
+			return nil
 		},
 	}
 	cmd.Flags().StringArrayVarP(&headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
 	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the body to this file, complete or not at all (- for stdout; a FIFO or device is written in place)")
-	cmd.Flags().BoolVar(&force, "force", false, "replace an existing output file")
+	cmd.Flags().BoolVar(&force, "force", false, "replace an existing output file, and start an interrupted download over")
 	addReserveFlag(cmd, g)
 	addSharedQuotaFlag(cmd, &sharedQuota)
 	cmd.Flags().BoolVar(&resume, "resume", false, "continue FILE.partial, failing when there is none (a rerun continues anyway)")

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/cmd/steady/internal/render"
 	"github.com/steadyhttp/steady/credentials"
 	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/paginate"
@@ -421,7 +422,10 @@ func (j *job) open(fresh *harvestState) (*os.File, *harvestState, error) {
 		}
 		return f, old, nil
 	case old != nil && !j.force:
-		return nil, nil, usagef("an interrupted harvest into %s exists; continue it with --resume or start over with --force", j.out)
+		// A rerun continues the interrupted harvest, as a rerun of get
+		// continues its download (ADR 0337); --force starts over.
+		j.resume = true
+		return j.open(fresh)
 	case j.since != nil && j.force:
 		_ = os.Remove(sincePath(j.out)) // started over: the record is this run's to write
 	case j.since != nil:
@@ -621,8 +625,9 @@ from https, or seen before end the walk with an error.
 
 With -o the output appears only when the walk is complete: items go to
 FILE.partial and FILE.state.json records each finished page. After an
-interruption (exit 3) or any failure, run the same command with --resume to
-continue from the last page received, without duplicating or losing a row.
+interruption (exit 3) or any failure, the same command run again (or with
+--resume) continues from the last page received, without duplicating or
+losing a row; --force starts over.
 One run at a time writes FILE (a lock on FILE.lock; a second run exits 2),
 and a partial or state owned by another user is refused.
 A walk that ends with fewer or more rows than the first page announced
@@ -750,11 +755,14 @@ resume; a symbolic link as the output is refused.`,
 				headers: hh, since: since}
 			s, _ := g.settings() // clientFor read them: no error here
 			j.concurrency = s.Concurrent
+			// The command's own lines go through the renderer, which
+			// prints them above its bars.
+			say := render.Lines(r, g.stderr)
 			if !g.quiet && (pages == "auto" || items == paginate.FindItems) {
-				j.detected = func(d paginate.Detected) { fmt.Fprintln(g.stderr, detectedLine(d, pages, items)) }
+				j.detected = func(d paginate.Detected) { fmt.Fprintln(say, detectedLine(d, pages, items)) }
 			}
 			if !g.quiet {
-				j.say = g.stderr
+				j.say = say
 			}
 			pk.limit = s.MaxRetryAfter
 			res, err := j.runParked(cmd.Context(), r, &pk)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/steadyhttp/steady"
+	"github.com/steadyhttp/steady/cmd/steady/internal/render"
 	"github.com/steadyhttp/steady/config"
 	"github.com/steadyhttp/steady/retry"
 )
@@ -58,6 +59,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if code == exitInterrupted && !errors.As(err, &ie) && !strings.HasPrefix(msg, "interrupted") {
 		msg = "interrupted: " + msg
 	}
+	msg = render.InFlagWords(msg)
+	if code == exitInterrupted && isTerminal(stderr) {
+		// The terminal echoed ^C where the cursor stood: the line starts
+		// clean.
+		fmt.Fprint(stderr, "\r\x1b[K")
+	}
 	fmt.Fprintf(stderr, "steady: %s\n", msg)
 	if code == exitUsage && isFlagError(err) {
 		fmt.Fprintln(stderr, "Run 'steady --help' for usage.")
@@ -95,7 +102,11 @@ type interruptedError struct {
 }
 
 func (e *interruptedError) Error() string {
-	return fmt.Sprintf("%v; progress saved, continue with --resume (state in %s)", e.err, e.state)
+	what := e.err.Error()
+	if errors.Is(e.err, context.Canceled) {
+		what = "interrupted" // the user's own Ctrl-C: the library's words add nothing
+	}
+	return fmt.Sprintf("%s; progress saved in %s: the same command continues it (as does --resume), --force starts over", what, e.state)
 }
 func (e *interruptedError) Unwrap() error { return e.err }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/steadyhttp/steady/event"
@@ -181,40 +182,51 @@ func (d *DownloadLines) Close() error {
 	return err
 }
 
-// DownloadBar draws a live bar:
+// DownloadBar draws a live bar, in the same decimal units as every other
+// line of the command:
 //
-//	12.0 MiB / 64.0 MiB [=====>------------]  19% 45.1 MiB/s eta 1s · 0 resumes
+//	12 MB/64 MB [=====>------------]  19% (45 MB/s) eta 1s · 0 resumes
 //
-// with stops printed above it.
+// with stops printed above it. A wait on the status counts down.
 type DownloadBar struct {
 	mu      sync.Mutex
+	w       io.Writer
 	verbose bool
 	p       *mpb.Progress
 	bar     *mpb.Bar
 	m       byteMeter
-	status  string
-	last    time.Time
-	view    safeString
+	view    atomic.Pointer[barView]
 	closed  bool
 	once    sync.Once
 	err     error
 }
 
-// safeString is text a decorator reads on the bar library's goroutine.
-type safeString struct {
-	mu sync.Mutex
-	s  string
+// barView is what the decorators draw, read on the bar library's
+// goroutines without the renderer's lock.
+type barView struct {
+	counts string       // resumes and retries
+	wait   *event.Event // the current wait, nil when none
+	since  time.Time    // the clock when the wait was reported
+	stop   string       // the stop, "" when none
 }
 
-func (s *safeString) set(v string) { s.mu.Lock(); s.s = v; s.mu.Unlock() }
-func (s *safeString) get() string  { s.mu.Lock(); defer s.mu.Unlock(); return s.s }
+func (v *barView) text(now time.Time) string {
+	s := v.counts
+	if v.wait != nil {
+		s += " · " + waitPhrase(*v.wait, countdown(v.wait.Wait, now.Sub(v.since)))
+	}
+	if v.stop != "" {
+		s += " · " + v.stop
+	}
+	return s
+}
 
 // NewDownloadBar returns the terminal download renderer.
 func NewDownloadBar(w io.Writer, opt Options) *DownloadBar {
 	opt = opt.withDefaults()
-	d := &DownloadBar{verbose: opt.Verbose}
-	d.view.set("0 resumes")
-	d.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(opt.Width), mpb.WithAutoRefresh())
+	d := &DownloadBar{w: w, verbose: opt.Verbose}
+	d.view.Store(&barView{counts: "0 resumes"})
+	d.p = mpb.New(frames(w), mpb.WithWidth(opt.Width), mpb.WithAutoRefresh())
 	return d
 }
 
@@ -226,17 +238,37 @@ func (d *DownloadBar) Begin(offset, total int64) {
 		return
 	}
 	now := time.Now()
-	d.m.start, d.m.offset, d.m.total, d.m.done, d.m.began, d.last = now, offset, total, offset, true, now
-	size := max(total, 0)
-	d.bar = d.p.New(size, mpb.BarStyle(),
-		mpb.PrependDecorators(decor.Counters(decor.SizeB1024(0), "% .1f / % .1f")),
+	d.m.start, d.m.offset, d.m.total, d.m.done, d.m.began = now, offset, total, offset, true
+	// The decorators read start, offset and total, set once here before
+	// the bar exists, and the bar's own count.
+	start := now
+	d.bar = d.p.New(max(total, 0), mpb.BarStyle(),
+		mpb.PrependDecorators(decor.Any(func(s decor.Statistics) string {
+			if total < 0 {
+				return fmtBytes(s.Current)
+			}
+			return fmtBytes(s.Current) + "/" + fmtBytes(total)
+		})),
 		mpb.AppendDecorators(
 			decor.Percentage(decor.WCSyncSpace),
-			decor.EwmaSpeed(decor.SizeB1024(0), " % .1f", 30),
-			decor.OnComplete(decor.EwmaETA(decor.ET_STYLE_GO, 30, decor.WCSyncSpace), ""),
-			decor.Any(func(decor.Statistics) string { return " · " + d.view.get() }),
+			decor.Any(func(s decor.Statistics) string { return barRate(s, start, offset, total) }),
+			decor.Any(func(decor.Statistics) string { return " · " + d.view.Load().text(time.Now()) }),
 		))
 	d.bar.SetCurrent(offset)
+}
+
+// barRate is the bar's rate and time left, from the bytes of this run.
+func barRate(s decor.Statistics, start time.Time, offset, total int64) string {
+	el, got := time.Since(start), s.Current-offset
+	if el <= 0 || got <= 0 {
+		return ""
+	}
+	rate := float64(got) / el.Seconds()
+	out := " (" + fmtBytes(int64(rate)) + "/s)"
+	if !s.Completed && total > s.Current {
+		out += " eta " + fmtDuration(time.Duration(float64(total-s.Current)/rate*float64(time.Second)))
+	}
+	return out
 }
 
 // Add moves the bar by n bytes.
@@ -246,10 +278,14 @@ func (d *DownloadBar) Add(n int) {
 	if d.closed || d.bar == nil {
 		return
 	}
-	now := time.Now()
 	d.m.done += int64(n)
-	d.bar.EwmaIncrBy(n, now.Sub(d.last))
-	d.last = now
+	d.bar.IncrBy(n)
+	// Bytes arriving after the wait ended mean it is over.
+	if v := d.view.Load(); v.wait != nil && time.Since(v.since) >= v.wait.Wait {
+		over := *v
+		over.wait = nil
+		d.view.Store(&over)
+	}
 }
 
 // Report counts e and shows waits and stops.
@@ -260,28 +296,27 @@ func (d *DownloadBar) Report(e event.Event) {
 		return
 	}
 	d.m.count(e)
+	v := *d.view.Load()
 	switch e.Kind {
 	case event.RetryScheduled, event.Waiting:
-		d.status = waitPhrase(e)
+		w := e
+		v.wait, v.since, v.stop = &w, time.Now(), ""
 	case event.RequestFinished:
-		d.status = ""
+		v.wait, v.stop = nil, ""
 	case event.Stopped:
-		d.status = stopPhrase(e)
-		if !d.verbose {
+		v.wait, v.stop = nil, stopPhrase(e)
+		if !d.verbose && !interrupted(e) {
 			_, _ = d.p.Write([]byte(stoppedLine(e) + "\n"))
 		}
 	}
 	if line, ok := verboseLine(Options{Verbose: d.verbose}, e); ok {
 		_, _ = d.p.Write([]byte(line + "\n"))
 	}
-	v := plural(d.m.resumes, "resume", "resumes")
+	v.counts = plural(d.m.resumes, "resume", "resumes")
 	if d.m.retries > 0 {
-		v += " · " + plural(d.m.retries, "retry", "retries")
+		v.counts += " · " + plural(d.m.retries, "retry", "retries")
 	}
-	if d.status != "" {
-		v += " · " + d.status
-	}
-	d.view.set(v)
+	d.view.Store(&v)
 }
 
 // Close draws the final frame and waits for the bar library to end.

@@ -79,7 +79,14 @@ func TestDownloadBar(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := out.String()
-	if !strings.Contains(s, "4.0 KiB / 4.0 KiB") || !strings.Contains(s, "1 resume") || !strings.Contains(s, "100 %") {
+	if !strings.Contains(s, "4.1 kB/4.1 kB") || !strings.Contains(s, "1 resume") || !strings.Contains(s, "100 %") {
 		t.Errorf("final frame lacks the size, 100%% or the resume:\n%q", s)
+	}
+	// One unit system: the decimal units of every other line.
+	if strings.Contains(s, "KiB") || strings.Contains(s, "MiB") || strings.Contains(s, "KB") {
+		t.Errorf("the bar mixes binary or upper-case units into the decimal ones:\n%q", s)
+	}
+	if last := lastFrame(s, 1)[0]; strings.Contains(last, "waiting") {
+		t.Errorf("the final frame still shows a wait the bytes after it ended: %q", last)
 	}
 }

@@ -6,28 +6,6 @@ import (
 	"github.com/steadyhttp/steady/event"
 )
 
-// A countdown is a wait the terminal's status line counts down as it is
-// drawn: the wait's phrase with the time still to go, measured on the
-// renderer's own clock from when the wait was reported (an event's stamp
-// may come from another clock, a replay or a test's).
-type countdown struct {
-	e     event.Event // the wait as reported
-	shown time.Time   // when it was reported, by the renderer's clock
-}
-
-// phrase is the wait's status at now: its cause and the time left,
-// rounded up so that a wait is never shown shorter than it is.
-func (c *countdown) phrase(now time.Time) string {
-	e := c.e
-	left := max(e.Wait-now.Sub(c.shown), 0)
-	step := 100 * time.Millisecond
-	if left >= time.Minute {
-		step = time.Second
-	}
-	e.Wait = (left + step - 1) / step * step
-	return waitPhrase(e)
-}
-
 // walkETA is what the last page said of the walk's ETA ([event.Event.ETA]),
 // counted down by the time passed since; ok is false when no page said.
 func (m *meter) walkETA() (time.Duration, bool) {
@@ -60,17 +38,4 @@ func parkedLine(e event.Event) (string, bool) {
 	}
 	return "parked until " + at.UTC().Format(time.RFC3339) + " (in " + fmtDuration(e.Wait) + "): " +
 		plural(e.Items, "row", "rows") + " saved, continuing then", true
-}
-
-// stateAt is the status line as drawn at now: the wait, if any, counted
-// down to now.
-func (v *termView) stateAt(now time.Time) string {
-	s := v.state
-	if v.wait != nil {
-		s += " · " + v.wait.phrase(now)
-	}
-	if v.quota != "" {
-		s += " · " + v.quota
-	}
-	return s
 }

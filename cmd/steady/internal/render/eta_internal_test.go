@@ -32,8 +32,7 @@ func TestCountdownNamesTheCauseAndCountsDown(t *testing.T) {
 		{event.Event{Kind: event.Waiting, Wait: time.Second, Reason: event.WaitRateLimited}, time.Hour,
 			"quota: waiting 0s for its window to reset", "a wait over is 0, never negative"},
 	} {
-		cd := &countdown{e: c.e, shown: etaT0}
-		if got := cd.phrase(etaT0.Add(c.after)); got != c.want {
+		if got := waitPhrase(c.e, countdown(c.e.Wait, c.after)); got != c.want {
 			t.Errorf("%s: %q, want %q", c.because, got, c.want)
 		}
 	}

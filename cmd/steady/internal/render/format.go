@@ -1,6 +1,8 @@
 package render
 
 import (
+	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -8,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/steadyhttp/steady/event"
+	"github.com/steadyhttp/steady/retry"
 )
 
 // maxURLBytes bounds a URL inside one rendered line. A chunked query's URL
@@ -47,6 +50,10 @@ func fmtBytes(n int64) string {
 	}
 	return fmtAmount(v) + " " + unit
 }
+
+// FormatBytes renders a byte count as every line of the command does, in
+// decimal units: "999 B", "12 MB", "1.5 GB".
+func FormatBytes(n int64) string { return fmtBytes(n) }
 
 // fmtAmount shows one decimal below ten and none above, so figures stay
 // short and stable in width.
@@ -136,10 +143,11 @@ func plural[N int | int64](n N, one, many string) string {
 	return strconv.FormatInt(int64(n), 10) + " " + many
 }
 
-// waitPhrase says why and for how long requests are held, as the terminal's
-// status line shows it.
-func waitPhrase(e event.Event) string {
-	d := fmtDuration(e.Wait)
+// waitPhrase says why and for how long requests are held, as the status
+// lines of the bars show it: left is what remains of the wait, so that a
+// redrawn line counts down instead of repeating the planned length.
+func waitPhrase(e event.Event, left time.Duration) string {
+	d := fmtDuration(left)
 	if e.Reason == event.WaitServerHint && e.Status == statusTooManyRequests {
 		// A 429's Retry-After is a server hint to the retry package; to
 		// the reader it is being rate limited.
@@ -164,6 +172,34 @@ func waitPhrase(e event.Event) string {
 		return "waiting " + d
 	}
 	return clean(e.Reason) + ": waiting " + d
+}
+
+// interrupted reports whether e is a request stopped because the caller's
+// context was cancelled: the user's own Ctrl-C, which the command says
+// once when it ends, not once per request in flight.
+func interrupted(e event.Event) bool {
+	return e.Kind == event.Stopped && errors.Is(e.Stop, context.Canceled)
+}
+
+// flagWords restates the retry package's stop reasons in the command's
+// words: the flag that sets a bound, not the library's field.
+var flagWords = strings.NewReplacer(
+	retry.ErrRetryAfter.Error(), "server asked to wait longer than --max-retry-after",
+	retry.ErrRateLimited.Error(), "rate limited until a reset beyond --max-retry-after",
+)
+
+// InFlagWords restates the retry package's stop reasons in s in the
+// command's words, as every line of the renderers does.
+func InFlagWords(s string) string { return flagWords.Replace(s) }
+
+// stopReason is a stop's reason as shown: cleaned, in flag words, "gave
+// up" when the event has none.
+func stopReason(e event.Event) string {
+	reason := flagWords.Replace(clean(e.Reason))
+	if reason == "" {
+		reason = "gave up"
+	}
+	return reason
 }
 
 // retryLine renders a RetryScheduled event:
@@ -218,11 +254,7 @@ func stoppedLine(e event.Event) string {
 	if t := target(e); t != "" {
 		s += " " + t
 	}
-	reason := clean(e.Reason)
-	if reason == "" {
-		reason = "gave up"
-	}
-	s += ": " + reason
+	s += ": " + stopReason(e)
 	if e.Attempt > 0 {
 		s += " after " + plural(e.Attempt, "attempt", "attempts")
 	}

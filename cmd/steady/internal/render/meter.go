@@ -65,7 +65,9 @@ func (m *meter) add(e event.Event, now time.Time) {
 	case event.RetryScheduled:
 		m.retries++
 	case event.Stopped:
-		m.stops++
+		if !interrupted(e) { // the user's Ctrl-C is no request that gave up
+			m.stops++
+		}
 	}
 }
 

@@ -82,7 +82,9 @@ func (p *Plain) report(e event.Event, t time.Time) {
 	case event.Waiting:
 		p.notice(e, t, waitingLine)
 	case event.Stopped:
-		p.notice(e, t, stoppedLine)
+		if !interrupted(e) { // the command says it once, as it ends
+			p.notice(e, t, stoppedLine)
+		}
 	case event.QuotaSeen:
 		p.quotaSeen(e, t)
 	case event.RequestFinished:

@@ -119,7 +119,7 @@ func TestPlainLineForms(t *testing.T) {
 			"stopped GET https://api.example.gov/items: stalled after 1 attempt (timeout)"},
 		{"stopped on a Retry-After too long",
 			event.Event{Kind: event.Stopped, Method: "GET", URL: items, Attempt: 1, Status: 429, Wait: 90 * time.Minute, Reason: "server asked to wait longer than MaxRetryAfter"},
-			"stopped GET https://api.example.gov/items: server asked to wait longer than MaxRetryAfter after 1 attempt (429, retry-after 1h30m0s)"},
+			"stopped GET https://api.example.gov/items: server asked to wait longer than --max-retry-after after 1 attempt (429, retry-after 1h30m0s)"},
 		{"stopped without reason",
 			event.Event{Kind: event.Stopped, Method: "POST", URL: items},
 			"stopped POST https://api.example.gov/items: gave up"},

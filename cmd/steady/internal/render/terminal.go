@@ -29,6 +29,7 @@ import (
 // frame and returns once every goroutine of the bar library has ended.
 type Terminal struct {
 	mu      sync.Mutex
+	w       io.Writer
 	p       *mpb.Progress
 	opt     Options
 	m       meter
@@ -39,10 +40,12 @@ type Terminal struct {
 	state   *mpb.Bar
 	closed  bool
 
-	status      string     // the current stop, "" when none
-	wait        *countdown // the current wait, nil when none
-	statusUntil time.Time  // when the wait or stop began to show ends
-	quota       string     // the last low quota, "" when none
+	status      string      // the current stop, "" when none
+	wait        event.Event // the current wait, when waiting
+	waiting     bool
+	waitSince   time.Time // the clock when the wait was reported
+	statusUntil time.Time // when the wait ends, in the events' time
+	quota       string    // the last low quota, "" when none
 
 	// view is what the bars draw. The bar library calls decorators on its
 	// own goroutines while Report may be waiting on those goroutines, so
@@ -54,9 +57,22 @@ type Terminal struct {
 }
 
 type termView struct {
-	subLeft, subRight, rows, state string
-	wait                           *countdown // drawn after state, counted down
-	quota                          string
+	subLeft, subRight, rows string
+	// The status line: its head (the retries), the wait it counts down
+	// to until, when waiting, and its tail (a stop, a low quota).
+	stateHead, stateTail string
+	wait                 *event.Event
+	since                time.Time // the clock when the wait was reported
+}
+
+// state is the status line as drawn at now: a wait shows what is left of
+// it, so the line counts down between events.
+func (v *termView) state(now time.Time) string {
+	s := v.stateHead
+	if v.wait != nil {
+		s += " · " + waitPhrase(*v.wait, countdown(v.wait.Wait, now.Sub(v.since)))
+	}
+	return s + v.stateTail
 }
 
 var _ Renderer = (*Terminal)(nil)
@@ -67,21 +83,22 @@ var _ Renderer = (*Terminal)(nil)
 func NewTerminal(w io.Writer, opt Options) *Terminal {
 	opt = opt.withDefaults()
 	t := &Terminal{
+		w:       w,
 		opt:     opt,
 		hint:    newKeyHint(opt),
 		notices: newNotices(opt.NoticeInterval),
 	}
-	t.view.Store(&termView{rows: "rows 0", state: "retries 0"})
+	t.view.Store(&termView{rows: "rows 0", stateHead: "retries 0"})
 	// Auto refresh is forced: the caller chose bars, and without it the
 	// library draws nothing when w is not an *os.File terminal.
-	t.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(opt.Width), mpb.WithAutoRefresh())
+	t.p = mpb.New(frames(w), mpb.WithWidth(opt.Width), mpb.WithAutoRefresh())
 	text := func(field func(*termView) string) decor.Decorator {
 		return decor.Any(func(decor.Statistics) string { return field(t.view.Load()) })
 	}
 	t.rows = t.p.New(0, mpb.NopStyle(), mpb.BarFillerTrim(), mpb.BarPriority(1),
 		mpb.PrependDecorators(text(func(v *termView) string { return v.rows })))
 	t.state = t.p.New(0, mpb.NopStyle(), mpb.BarFillerTrim(), mpb.BarPriority(2),
-		mpb.PrependDecorators(text(func(v *termView) string { return v.stateAt(time.Now()) })))
+		mpb.PrependDecorators(text(func(v *termView) string { return v.state(time.Now()) })))
 	return t
 }
 
@@ -106,9 +123,12 @@ func (t *Terminal) Report(e event.Event) {
 	}
 	switch e.Kind {
 	case event.RetryScheduled, event.Waiting:
-		t.status, t.wait, t.statusUntil = "", &countdown{e: e, shown: time.Now()}, at.Add(e.Wait)
+		t.status, t.wait, t.waiting, t.statusUntil, t.waitSince = "", e, true, at.Add(e.Wait), time.Now()
 	case event.Stopped:
-		t.status, t.wait, t.statusUntil = stopPhrase(e), nil, at
+		t.status, t.waiting, t.statusUntil = stopPhrase(e), false, at
+		if interrupted(e) {
+			break // the command says it once, as it ends
+		}
 		if ok, held := t.notices.admit(noticeKey{e.Kind, hostOf(e)}, at); ok && !t.opt.Verbose {
 			above = append(above, withSuppressed(stoppedLine(e), held))
 		}
@@ -125,8 +145,8 @@ func (t *Terminal) Report(e event.Event) {
 	case event.RequestFinished, event.PageReceived, event.SubrequestDone:
 		// Data arriving after the wait ended means the wait is over; a
 		// response handed back with an error status is no such sign.
-		if (t.status != "" || t.wait != nil) && !at.Before(t.statusUntil) && (e.Kind != event.RequestFinished || e.Status < 400) {
-			t.status, t.wait = "", nil
+		if (t.status != "" || t.waiting) && !at.Before(t.statusUntil) && (e.Kind != event.RequestFinished || e.Status < 400) {
+			t.status, t.waiting = "", false
 		}
 	}
 	if e.Kind == event.SubrequestDone && t.m.subTotal > 0 {
@@ -191,11 +211,17 @@ func (t *Terminal) render() *termView {
 	}
 	v.rows = rows + " · " + plural(m.pages, "page", "pages")
 
-	state := "retries " + strconv.Itoa(m.retries)
-	if t.status != "" {
-		state += " · " + t.status
+	v.stateHead = "retries " + strconv.Itoa(m.retries)
+	if t.waiting {
+		w := t.wait
+		v.wait, v.since = &w, t.waitSince
 	}
-	v.state, v.wait, v.quota = state, t.wait, t.quota
+	if t.status != "" {
+		v.stateTail += " · " + t.status
+	}
+	if t.quota != "" {
+		v.stateTail += " · " + t.quota
+	}
 	return v
 }
 
@@ -203,12 +229,12 @@ func (t *Terminal) render() *termView {
 // "stopped: attempts exhausted (503)". The line printed above the bars has
 // the stall's full reason.
 func stopPhrase(e event.Event) string {
-	reason := clean(e.Reason)
+	if interrupted(e) {
+		return "interrupted"
+	}
+	reason := stopReason(e)
 	if strings.HasPrefix(reason, "stalled") {
 		return "stalled"
-	}
-	if reason == "" {
-		reason = "gave up"
 	}
 	s := "stopped: " + reason
 	if f := stopDetail(e); f != "" {

@@ -127,7 +127,7 @@ func TestTerminalStatusClears(t *testing.T) {
 			"retries 1 · stalled"},
 		{"Retry-After too long",
 			event.Event{Kind: event.Stopped, Time: at(1 * time.Second), Status: 429, Wait: 2 * time.Hour, Reason: "server asked to wait longer than MaxRetryAfter"},
-			"retries 1 · stopped: server asked to wait longer than MaxRetryAfter (429, retry-after 2h0m0s)"},
+			"retries 1 · stopped: server asked to wait longer than --max-retry-after (429, retry-after 2h0m0s)"},
 		{"stop without stall",
 			event.Event{Kind: event.Stopped, Time: at(1 * time.Second), Status: 503, Reason: "attempts exhausted"},
 			"retries 1 · stopped: attempts exhausted (503)"},

@@ -2,7 +2,9 @@ package render
 
 import (
 	"io"
+	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/steadyhttp/steady/event"
@@ -31,6 +33,9 @@ func verboseLine(opt Options, e event.Event) (string, bool) {
 func AttemptLine(e event.Event) (string, bool) {
 	if e.Kind == event.BreakerChanged {
 		return breakerLine(e), true
+	}
+	if line, ok := continuationLine(e); ok {
+		return line, true
 	}
 	var head string
 	if e.Kind == event.Waiting {
@@ -62,13 +67,30 @@ func AttemptLine(e event.Event) (string, bool) {
 		} else {
 			head += ":"
 		}
-		reason := clean(e.Reason)
-		if reason == "" {
-			reason = "gave up"
-		}
-		return head + " stopped (" + reason + ")", true
+		return head + " stopped (" + stopReason(e) + ")", true
 	case event.Waiting:
 		return head + ": " + fmtDuration(e.Wait) + reasonSuffix(e.Reason), true
+	}
+	return "", false
+}
+
+// continuationLine renders the events of a body continued with a Range
+// request, which the transport sends as a request of its own, so that its
+// attempt numbers would start again at 1 for every continuation:
+//
+//	resume GET https://data.example.gov/dump.tar: eof at byte 1048576, continuing in 0s
+//	continued GET https://data.example.gov/dump.tar: 206
+func continuationLine(e event.Event) (string, bool) {
+	switch {
+	case e.Kind == event.RetryScheduled && strings.HasPrefix(e.Reason, event.WaitResume+" at byte "):
+		f := failure(e)
+		if f == "" {
+			f = "broken"
+		}
+		return "resume " + target(e) + ": " + f + " at byte " + strconv.FormatInt(e.Bytes, 10) +
+			", continuing in " + fmtDuration(e.Wait), true
+	case e.Kind == event.RequestFinished && e.Status == http.StatusPartialContent:
+		return "continued " + target(e) + ": 206", true
 	}
 	return "", false
 }

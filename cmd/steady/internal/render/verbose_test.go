@@ -32,7 +32,7 @@ func TestAttemptLine(t *testing.T) {
 			"attempt 5/5 GET https://api.example.gov/items?page=3: 503, stopped (attempts exhausted)"},
 		{"stopped on a long hint", with(func(e *event.Event) {
 			e.Kind, e.Attempt, e.Status, e.Wait, e.Reason = event.Stopped, 1, 429, 2*time.Hour, "server asked to wait longer than MaxRetryAfter"
-		}), "attempt 1/5 GET https://api.example.gov/items?page=3: 429, retry-after 2h0m0s, stopped (server asked to wait longer than MaxRetryAfter)"},
+		}), "attempt 1/5 GET https://api.example.gov/items?page=3: 429, retry-after 2h0m0s, stopped (server asked to wait longer than --max-retry-after)"},
 		{"cancelled", with(func(e *event.Event) { e.Kind, e.Attempt, e.Reason = event.Stopped, 1, "context canceled" }),
 			"attempt 1/5 GET https://api.example.gov/items?page=3: stopped (context canceled)"},
 		{"hold", with(func(e *event.Event) { e.Kind, e.Wait, e.Reason = event.Waiting, 3*time.Second, event.WaitRateLimited }),
@@ -163,6 +163,25 @@ func TestTerminalVerbose(t *testing.T) {
 	for _, want := range []string{"attempt 1/3 GET https://h/x: 502, retry in 1s (backoff)\n", "attempt 2/3 GET https://h/x: 200\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("terminal output lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// A continuation is told as one, not as attempt 1 of a request again.
+func TestContinuationLines(t *testing.T) {
+	const u = "https://data.example.gov/dump.tar"
+	for _, tc := range []struct {
+		e    event.Event
+		want string
+	}{
+		{event.Event{Kind: event.RetryScheduled, Method: "GET", URL: u, Attempt: 1, MaxAttempts: 5, ErrClass: "eof", Bytes: 1048576,
+			Reason: "resume at byte 1048576"}, "resume GET " + u + ": eof at byte 1048576, continuing in 0s"},
+		{event.Event{Kind: event.RequestFinished, Method: "GET", URL: u, Attempt: 1, MaxAttempts: 5, Status: 206},
+			"continued GET " + u + ": 206"},
+	} {
+		got, ok := AttemptLine(tc.e)
+		if !ok || got != tc.want {
+			t.Errorf("AttemptLine = %q, %v; want %q", got, ok, tc.want)
 		}
 	}
 }
