@@ -13,8 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -67,33 +65,7 @@ func jaegerBinary(t *testing.T) string {
 // an OTLP/HTTP receiver and the query API, each on a free port.
 type jaegerServer struct {
 	otlp, query string // host:port
-	cmd         *exec.Cmd
-	out         *tailBuffer
-	exited      chan struct{}
-	err         error
-}
-
-// tailBuffer keeps the last max bytes written to it: a server's log.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.b = append(b.b, p...)
-	if over := len(b.b) - b.max; over > 0 {
-		b.b = b.b[over:]
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.b)
+	*child
 }
 
 // jaegerConfig is the collector configuration of the test's Jaeger: the
@@ -137,68 +109,32 @@ func startJaeger(t *testing.T) *jaegerServer {
 	t.Helper()
 	bin := jaegerBinary(t)
 	dir := t.TempDir()
-	s := &jaegerServer{otlp: freeAddr(t), query: freeAddr(t), out: &tailBuffer{max: 32 << 10}, exited: make(chan struct{})}
+	s := &jaegerServer{otlp: freeAddr(t), query: freeAddr(t)}
 	conf := filepath.Join(dir, "jaeger.yaml")
 	if err := os.WriteFile(conf, fmt.Appendf(nil, jaegerConfig, s.query, freeAddr(t), s.otlp), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.cmd = exec.Command(bin, "--config", "file:"+conf)
-	s.cmd.Dir = dir
-	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("starting jaeger: %v", err)
-	}
-	go func() { s.err = s.cmd.Wait(); close(s.exited) }()
-	t.Cleanup(s.stop)
-	if err := s.await(60 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	cmd := exec.Command(bin, "--config", "file:"+conf)
+	cmd.Dir = dir
+	s.child = startChild(t, "jaeger", cmd, s.listening)
 	return s
 }
 
-// await polls until the query API answers and the receiver accepts
-// connections, Jaeger exits, or limit passes: polling is the only way to
-// learn that another process listens.
-func (s *jaegerServer) await(limit time.Duration) error {
-	deadline := time.NewTimer(limit)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if resp, err := http.Get("http://" + s.query + "/api/services"); err == nil {
-			resp.Body.Close()
-			if c, err := net.DialTimeout("tcp", s.otlp, time.Second); err == nil && resp.StatusCode == http.StatusOK {
-				c.Close()
-				return nil
-			}
-		}
-		select {
-		case <-s.exited:
-			return fmt.Errorf("jaeger exited before it listened (%v):\n%s", s.err, s.out)
-		case <-deadline.C:
-			return fmt.Errorf("jaeger did not listen on %s and %s within %v:\n%s", s.otlp, s.query, limit, s.out)
-		case <-tick.C:
-		}
+// listening reports whether the query API answers and the receiver
+// accepts connections: polling is the only way to learn that another
+// process listens.
+func (s *jaegerServer) listening() bool {
+	resp, err := http.Get("http://" + s.query + "/api/services")
+	if err != nil {
+		return false
 	}
-}
-
-// stop ends Jaeger: SIGTERM, SIGKILL after 10 s.
-func (s *jaegerServer) stop() {
-	select {
-	case <-s.exited:
-		return
-	default:
+	resp.Body.Close()
+	c, err := net.DialTimeout("tcp", s.otlp, time.Second)
+	if err != nil {
+		return false
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	grace := time.NewTimer(10 * time.Second)
-	defer grace.Stop()
-	select {
-	case <-s.exited:
-	case <-grace.C:
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
+	c.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // The query API's answer, as much of it as the test reads.
