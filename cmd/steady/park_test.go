@@ -258,6 +258,67 @@ func TestParkedCursorExpires(t *testing.T) {
 	checkExact(t, rowsOf(t, partialPath(out)), limit)
 }
 
+// A computed style's saved page that expired while the harvest was parked
+// is rebuilt from the first URL at the saved row: the server refuses the
+// first request after the park as an expired search context, once, and
+// the harvest carries on from the same row with every row once.
+func TestParkedOffsetPageIsRebuilt(t *testing.T) {
+	t.Parallel()
+	const rows, limit, window = 6, 3, 3 * time.Second
+	var mu sync.Mutex
+	var start, last time.Time
+	used, expired := 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		if start.IsZero() || !now.Before(start.Add(window)) {
+			start, used = now, 0
+		}
+		w.Header().Set("X-RateLimit-Limit", strconv.Itoa(limit))
+		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(ceilSecond(start.Add(window)).Unix(), 10))
+		if used >= limit {
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		used++
+		w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(limit-used))
+		if !last.IsZero() && now.Sub(last) >= time.Second && expired == 0 {
+			expired++
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusGone)
+			io.WriteString(w, `{"error":"search context expired"}`)
+			return
+		}
+		last = now
+		at, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		var data []map[string]int
+		for i := at; i < min(at+1, rows); i++ {
+			data = append(data, map[string]int{"id": i + 1})
+		}
+		w.Header().Set("X-Total-Count", strconv.Itoa(rows))
+		json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	t.Cleanup(srv.Close)
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	code, _, errText := runBinary(t, nil, "harvest", srv.URL+"/items?offset=0&limit=1", "--pages", "offset:offset:limit", "--items", "data",
+		"--concurrent", "1", "-o", out, "--max-retry-after", "0.5", "--park", "wait")
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0: %s", code, errText)
+	}
+	if !strings.Contains(errText, "expired while the harvest was parked") || !strings.Contains(errText, "continuing at row") {
+		t.Errorf("stderr does not say the page expired and was rebuilt: %s", errText)
+	}
+	mu.Lock()
+	n := expired
+	mu.Unlock()
+	if n != 1 {
+		t.Errorf("the server refused %d pages as expired, want 1", n)
+	}
+	checkExact(t, rowsOf(t, out), rows)
+}
+
 // --reserve leaves its share of every window unused: under 50% of a quota
 // of 4, a window serves 2 requests, and 4 rows take two windows with no
 // request refused.
