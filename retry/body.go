@@ -5,7 +5,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -210,7 +209,13 @@ func readPrefix(body io.Reader, cl, most int64, tr *liveness.Tracker) (buf []byt
 	buf = make([]byte, 0, size)
 	for most < 0 || int64(len(buf)) < most {
 		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, cap(buf))
+			// Doubled exactly, never past most: append's own growth
+			// rounds a large buffer up to about 2.4 times.
+			size := 2 * cap(buf)
+			if most >= 0 && int64(size) > most {
+				size = int(most)
+			}
+			buf = append(make([]byte, 0, size), buf...)
 		}
 		room := buf[len(buf):cap(buf)]
 		if most >= 0 && int64(len(room)) > most-int64(len(buf)) {
