@@ -414,7 +414,9 @@ func (p *Pacer) learn(host string, q Quota, kept int64, sent, now time.Time) (pr
 		p.opened[quotaKey{strings.Clone(host), strings.Clone(q.Name)}] = o
 	}
 	o.seen = now
-	named := now.Add(q.Reset)
+	// Resets of one window compare by the wall clock their fields name,
+	// not by this process's monotonic clock.
+	named := now.Add(q.Reset).Round(0)
 	if unix && q.Reset > 0 {
 		o.classify(named, q.Remaining <= kept, sent, now)
 	} else if unix {
