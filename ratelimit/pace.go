@@ -146,7 +146,7 @@ type opening struct {
 	refined time.Time     // when that window ends if it began at its first request; zero: unknown
 	window  time.Duration // whole seconds a window lasts, learnt by refine
 	ended   time.Duration // the window of those probes saw ended before their named second
-	probes  int           // probes in a row that saw that
+	probes  int           // probes that saw that
 	kind    windowKind
 }
 
@@ -161,8 +161,8 @@ const (
 	kindClock                      // windows reset on the named second: wake at it
 )
 
-// anchorProbes is how many probes in a row must see their windows end
-// early, for windows of one length, before later windows are refined: one
+// anchorProbes is how many probes must see their windows end early, for
+// windows of one length, before later windows are refined: one
 // could find the boundary of a clock window that lasts a fraction of a
 // second past whole seconds, by chance, just before it.
 const anchorProbes = 3
@@ -426,7 +426,7 @@ func (p *Pacer) learn(host string, q Quota, kept int64, sent, now time.Time) (pr
 		// The reset is the instant the field names, to its own precision,
 		// unless the quota's windows were seen to begin at their first
 		// request.
-		o.at = named
+		o.at = now.Add(q.Reset)
 		if unix {
 			o.refine(sent, now)
 			if o.kind == kindAnchored && o.window == o.ended && !o.refined.IsZero() && o.refined.Before(o.at) {
