@@ -271,3 +271,19 @@ func TestPacerLegacyResetSweep(t *testing.T) {
 		}
 	}
 }
+
+// Limiters stacked under one name take turns being the tightest: the reset
+// a window's opener told of one of them (here a limit of 10 a second, its
+// reset in Unix seconds) does not shorten the hold of the other (25 in 3 s,
+// its reset a delay) when that one is spent, which would wake its requests
+// into its own refusals.
+func TestPacerOpenerResetIsItsQuotasOwn(t *testing.T) {
+	t.Parallel()
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	var p ratelimit.Pacer
+	p.Observe("api", "", ratelimit.Quota{Remaining: 9, Limit: 10, Reset: at(11).Sub(at(10.02)), ResetUnix: true}, at(10.01), at(10.02))
+	p.Observe("api", "", ratelimit.Quota{Remaining: 0, Limit: 25, Reset: 2500 * time.Millisecond}, at(10.19), at(10.2))
+	if h := p.Hold("api", "", at(10.2), time.Minute); h.Wait != 2500*time.Millisecond {
+		t.Errorf("the spent 25-in-3s window held %v; want its own 2.5s, not the other limiter's reset", h.Wait)
+	}
+}

@@ -141,6 +141,8 @@ type quotaKey struct{ host, name string }
 // what the quota's resets in whole Unix seconds taught about its windows.
 type opening struct {
 	at      time.Time     // the reset: zero once a spent quota used it
+	limit   int64         // the limit of the quota whose window opened
+	unix    bool          // and whether it named its reset in Unix seconds
 	seen    time.Time     // forgotten MaxHold after
 	named   time.Time     // the latest Unix-second reset seen
 	refined time.Time     // when that window ends if it began at its first request; zero: unknown
@@ -332,7 +334,9 @@ func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
 	until := now.Add(q.Reset)
 	key := quotaKey{host, q.Name}
 	if o, ok := p.opened[key]; ok && spent {
-		if o.at.After(now) && o.at.Before(until) {
+		// Only the quota whose window the opener opened: limiters stacked
+		// under one name take turns being the tightest.
+		if o.at.After(now) && o.at.Before(until) && o.limit == q.Limit && o.unix == q.ResetUnix {
 			until = o.at
 		}
 		o.at = time.Time{}
@@ -426,7 +430,7 @@ func (p *Pacer) learn(host string, q Quota, kept int64, sent, now time.Time) (pr
 		// The reset is the instant the field names, to its own precision,
 		// unless the quota's windows were seen to begin at their first
 		// request.
-		o.at = now.Add(q.Reset)
+		o.at, o.limit, o.unix = now.Add(q.Reset), q.Limit, unix
 		if unix {
 			o.refine(sent, now)
 			if o.kind == kindAnchored && o.window == o.ended && !o.refined.IsZero() && o.refined.Before(o.at) {
