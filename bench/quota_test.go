@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,7 +26,8 @@ var quotaRounds = flag.Int("quota.rounds", 0, "rounds of TestQuotaEdge (0 skips 
 // defaults: a 429 is re-sent after its Retry-After), in every header form,
 // interleaved round by round against a fresh server each time, and reports
 // the median wall time of each against the quota's floor, and the 429s
-// each drew.
+// each drew, and for steady the median time its pacer held requests (the
+// figure a loaded machine does not swing).
 //
 //	go -C bench test -run TestQuotaEdge -quota.rounds 3 -v
 func TestQuotaEdge(t *testing.T) {
@@ -34,12 +36,17 @@ func TestQuotaEdge(t *testing.T) {
 	}
 	const rows, limit, windowMs = 61, 20, 2000
 	floor := time.Duration((rows-1)/limit) * windowMs * time.Millisecond
+	var held atomic.Int64 // what steady's pacer held in the current walk
 	clients := []struct {
 		name string
 		new  func() *http.Client
 	}{
 		{"steady (Pace, Reporter)", func() *http.Client {
-			rep := event.ReporterFunc(func(event.Event) {})
+			rep := event.ReporterFunc(func(ev event.Event) {
+				if ev.Kind == event.Waiting && ev.Reason == event.WaitRateLimited {
+					held.Add(int64(ev.Wait))
+				}
+			})
 			return &http.Client{Transport: retry.New(newInner(), retry.Policy{Pacer: new(ratelimit.Pacer), Reporter: rep})}
 		}},
 		{"go-retryablehttp", func() *http.Client {
@@ -51,14 +58,19 @@ func TestQuotaEdge(t *testing.T) {
 	}
 	for _, form := range []string{"draft-6", "draft-7", "draft-8", "legacy"} {
 		times := make([][]time.Duration, len(clients))
+		var holds []time.Duration
 		refused := make([]int, len(clients))
 		for range *quotaRounds {
 			for i, c := range clients {
 				srv := limitertest.Start(t, limitertest.Config{Rows: rows, Page: 1,
 					Limiters: []limitertest.Limiter{{Limit: limit, WindowMs: windowMs, Headers: form}}})
+				held.Store(0)
 				start := time.Now()
 				got := walk(t, c.new(), srv.URL+"/items?offset=0&limit=1")
 				times[i] = append(times[i], time.Since(start))
+				if i == 0 {
+					holds = append(holds, time.Duration(held.Load()))
+				}
 				if got != rows {
 					t.Errorf("%s %s: %d rows, want %d", form, c.name, got, rows)
 				}
@@ -72,6 +84,8 @@ func TestQuotaEdge(t *testing.T) {
 			t.Logf("%-8s %-24s median %v (%.3fx the %v floor), %d 429s in %d walks",
 				form, c.name, m.Round(time.Millisecond), m.Seconds()/floor.Seconds(), floor, refused[i], *quotaRounds)
 		}
+		h := median(holds)
+		t.Logf("%-8s %-24s held median %v (%.3fx the floor)", form, clients[0].name, h.Round(time.Millisecond), h.Seconds()/floor.Seconds())
 	}
 }
 

@@ -130,17 +130,49 @@ type quotaState struct {
 	interval time.Duration // Window/Limit when announced, else 0
 	next     time.Time     // the next slot of a spaced release
 	held     int64         // requests given a slot since it was seen spent
+	probe    time.Time     // the probe's slot, before until; zero once taken (ADR 0364)
 }
 
 const maxRoutes = 8
 
 type quotaKey struct{ host, name string }
 
-// opening is what the response that opened a quota's window implies.
+// opening is what the response that opened a quota's window implies, and
+// what the quota's resets in whole Unix seconds taught about its windows.
 type opening struct {
-	at   time.Time // the reset: zero once a spent quota used it
-	seen time.Time // forgotten MaxHold after
+	at      time.Time     // the reset: zero once a spent quota used it
+	limit   int64         // the limit of the quota whose window opened
+	unix    bool          // and whether it named its reset in Unix seconds
+	seen    time.Time     // forgotten MaxHold after
+	named   time.Time     // the latest Unix-second reset seen
+	refined time.Time     // when that window ends if it began at its first request; zero: unknown
+	window  time.Duration // whole seconds a window lasts, learnt by refine
+	ended   time.Duration // the window of those probes saw ended before their named second
+	probes  int           // probes that saw that
+	kind    windowKind
 }
+
+// windowKind is what a quota's resets in whole Unix seconds mean (ADR
+// 0364): the second a window reset on, or the first second after a window
+// that began at its first request and ends inside a second.
+type windowKind uint8
+
+const (
+	kindUnknown  windowKind = iota // probe the last unit of a window
+	kindAnchored                   // windows begin at their first request: wake at the refined end
+	kindClock                      // windows reset on the named second: wake at it
+)
+
+// anchorProbes is how many probes must see their windows end early, for
+// windows of one length, before later windows are refined: one
+// could find the boundary of a clock window that lasts a fraction of a
+// second past whole seconds, by chance, just before it.
+const anchorProbes = 3
+
+// clockSlack is how far before its named second a window must be seen
+// ended to show it began at its first request, and the least a probe must
+// gain: it covers a round trip and a small skew between the clocks.
+const clockSlack = 100 * time.Millisecond
 
 // draws reports whether a request on route draws the quota.
 func (s *quotaState) draws(route string) bool {
@@ -154,6 +186,9 @@ func (s *quotaState) slot(now time.Time) (at time.Time, spaced, done bool) {
 		return now, false, true
 	}
 	if now.Before(s.until) {
+		if !s.probe.IsZero() {
+			return s.probe, false, false
+		}
 		if s.interval > 0 {
 			return s.next, true, false
 		}
@@ -171,6 +206,7 @@ func (s *quotaState) slot(now time.Time) (at time.Time, spaced, done bool) {
 }
 
 func (s *quotaState) reserve(at time.Time, spaced bool) {
+	s.probe = time.Time{} // one probe: the requests after it wait for the reset
 	s.held++
 	if spaced {
 		s.next = at.Add(s.interval)
@@ -228,6 +264,9 @@ func (p *Pacer) Hold(host, route string, now time.Time, limit time.Duration) Hol
 			if s.draws(route) && !now.Before(s.until) {
 				s.held++
 			}
+			if s.draws(route) && !s.probe.IsZero() {
+				s.probe = time.Time{} // this request is the probe
+			}
 		}
 		return Hold{}
 	}
@@ -258,8 +297,10 @@ func (p *Pacer) Hold(host, route string, now time.Time, limit time.Duration) Hol
 // most precisely when the window resets: its own reset is an upper bound
 // short of the window by only a round trip, where the last response's is
 // late by the time the window's requests took. It is kept until the quota
-// is spent, and costs a lock once a window. Every reset is read as the
-// instant its field names: one in whole Unix seconds is that second.
+// is spent, and costs a lock once a window. A reset in whole Unix seconds
+// is the second it names unless the quota's windows were seen to begin at
+// their first request, which the last unit of a window, sent as a probe,
+// tells (ADR 0364).
 func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
 	p.known.record(host, route, q, now)
 	kept := reserved(q.Limit, p.reserve())
@@ -267,57 +308,41 @@ func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
 		return // nothing held to lift: the common case takes no lock
 	}
 	spent := q.Remaining <= kept && q.Reset > 0
-	opener := q.Limit > 0 && q.Remaining == q.Limit-1 && q.Reset > 0
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if opener {
-		p.learn(host, q, now)
-	}
+	probe := p.learn(host, q, kept, sent, now)
 	states := p.hosts[host]
 	var s *quotaState
 	for i, st := range states {
 		if st.name == q.Name {
 			s = st
 			if !spent {
-				if !sent.Before(st.seen) {
-					p.remove(host, states, i) // fresh news: the quota has room
+				if sent.Before(st.seen) {
+					return // older news than the hold
 				}
-				return
+				if probe.IsZero() {
+					p.remove(host, states, i) // fresh news: the quota has room
+					return
+				}
 			}
 			break
 		}
 	}
-	if !spent {
+	if !spent && probe.IsZero() {
 		return
-	}
-	maxHold := p.MaxHold
-	if maxHold <= 0 {
-		maxHold = defaultMaxHold
 	}
 	until := now.Add(q.Reset)
 	key := quotaKey{host, q.Name}
-	if o, ok := p.opened[key]; ok {
-		if o.at.After(now) && o.at.Before(until) {
+	if o, ok := p.opened[key]; ok && spent {
+		// Only the quota whose window the opener opened: limiters stacked
+		// under one name take turns being the tightest.
+		if o.at.After(now) && o.at.Before(until) && o.limit == q.Limit && o.unix == q.ResetUnix {
 			until = o.at
 		}
 		o.at = time.Time{}
 	}
-	switch {
-	case s == nil:
-		s = &quotaState{name: strings.Clone(q.Name), next: until}
-		p.add(host, s, now)
-	case !now.Before(s.expires):
-		*s = quotaState{name: s.name, routes: s.routes[:0], next: until}
-	case !now.Before(s.until):
-		// A new window spent: the slots given in the last one are used.
-		s.held = 0
-		s.next = maxTime(s.next, until)
-	default:
-		// Held requests keep their slots; the release starts no earlier
-		// than the new reset.
-		s.next = maxTime(s.next, until)
-	}
-	s.seen, s.until, s.expires = now, until, until.Add(maxHold)
+	s = p.hold(host, q.Name, s, until, now)
+	s.probe = probe
 	s.limit, s.interval = 0, 0
 	if q.Limit > 0 && q.Window > 0 && q.Limit <= maxLimit && q.Window <= MaxPeriod {
 		s.limit = q.Limit - kept // the reserve is not released
@@ -333,10 +358,37 @@ func (p *Pacer) Observe(host, route string, q Quota, sent, now time.Time) {
 	p.extend(s.last())
 }
 
+// hold makes s (nil: a new state of host for the quota name) hold its
+// quota until. Called under mu.
+func (p *Pacer) hold(host, name string, s *quotaState, until, now time.Time) *quotaState {
+	maxHold := p.MaxHold
+	if maxHold <= 0 {
+		maxHold = defaultMaxHold
+	}
+	switch {
+	case s == nil:
+		s = &quotaState{name: strings.Clone(name), next: until}
+		p.add(host, s, now)
+	case !now.Before(s.expires):
+		*s = quotaState{name: s.name, routes: s.routes[:0], next: until}
+	case !now.Before(s.until):
+		// A new window spent: the slots given in the last one are used.
+		s.held = 0
+		s.next = maxTime(s.next, until)
+	default:
+		// Held requests keep their slots; the release starts no earlier
+		// than the new reset.
+		s.next = maxTime(s.next, until)
+	}
+	s.seen, s.until, s.expires = now, until, until.Add(maxHold)
+	return s
+}
+
 // notes reports whether Observe would take note of q at now: q spends its
 // quota or opens its window, or a state is held that q may lift.
 func (p *Pacer) notes(q *Quota, kept int64, now time.Time) bool {
-	return q.Reset > 0 && (q.Remaining <= kept || q.Limit > 0 && q.Remaining == q.Limit-1) || p.holds(now)
+	return q.Reset > 0 && (q.Remaining <= kept || q.Limit > 0 && q.Remaining == q.Limit-1 || q.ResetUnix && q.Remaining == kept+1) ||
+		q.ResetUnix && q.Remaining <= kept || p.holds(now)
 }
 
 // holds reports whether a state may hold a request at now.
@@ -345,8 +397,16 @@ func (p *Pacer) holds(now time.Time) bool {
 }
 
 // learn keeps the reset that q, the answer to the request that opened its
-// window, says. Called under mu.
-func (p *Pacer) learn(host string, q Quota, now time.Time) {
+// window, says, and what a reset in whole Unix seconds tells of the
+// quota's windows. It returns the instant to send a probe at when q leaves
+// one unit of a window whose kind is unknown (zero: no probe). Called
+// under mu.
+func (p *Pacer) learn(host string, q Quota, kept int64, sent, now time.Time) (probe time.Time) {
+	opener := q.Limit > 0 && q.Remaining == q.Limit-1 && q.Reset > 0
+	unix := q.ResetUnix // a reset already past reads as 0
+	if !opener && !unix {
+		return time.Time{}
+	}
 	if p.opened == nil {
 		p.opened = make(map[quotaKey]*opening)
 	}
@@ -357,10 +417,81 @@ func (p *Pacer) learn(host string, q Quota, now time.Time) {
 		o = &opening{}
 		p.opened[quotaKey{strings.Clone(host), strings.Clone(q.Name)}] = o
 	}
-	// The reset is the instant the field names, to its own precision: a
-	// reset in whole Unix seconds is that second, never a guess before it
-	// (ADR 0321).
-	o.at, o.seen = now.Add(q.Reset), now
+	o.seen = now
+	// Resets of one window compare by the wall clock their fields name,
+	// not by this process's monotonic clock.
+	named := now.Add(q.Reset).Round(0)
+	if unix && q.Reset > 0 {
+		o.classify(named, q.Remaining <= kept, sent, now)
+	} else if unix {
+		o.classify(time.Time{}, q.Remaining <= kept, sent, now)
+	}
+	if opener {
+		// The reset is the instant the field names, to its own precision,
+		// unless the quota's windows were seen to begin at their first
+		// request.
+		o.at, o.limit, o.unix = now.Add(q.Reset), q.Limit, unix
+		if unix {
+			o.refine(sent, now)
+			if o.kind == kindAnchored && o.window == o.ended && !o.refined.IsZero() && o.refined.Before(o.at) {
+				o.at = o.refined
+			}
+		}
+	}
+	if unix && q.Reset > 0 && o.kind == kindUnknown && q.Remaining == kept+1 && named.Equal(o.named) &&
+		o.refined.After(now) && o.refined.Before(named.Add(-clockSlack)) {
+		return o.refined
+	}
+	return time.Time{}
+}
+
+// classify reads what a response at now to a request sent at sent, naming
+// the reset second named (zero: one already past), tells of the quota's
+// windows. Windows first seen ended by probes, well before their named
+// seconds, began at their first request, and only windows of their length
+// are refined; one seen spent after its refined end resets on the named
+// second, and that is not revised.
+func (o *opening) classify(named time.Time, spent bool, sent, now time.Time) {
+	switch {
+	case o.named.IsZero():
+	case o.kind != kindClock && named.After(o.named) && now.Before(o.named.Add(-clockSlack)) &&
+		!o.refined.IsZero() && !sent.Before(o.refined):
+		if o.probes == 0 || o.window != o.ended {
+			o.probes, o.ended = 0, o.window
+		}
+		if o.probes++; o.probes >= anchorProbes {
+			o.kind = kindAnchored
+		}
+	case (named.IsZero() || named.Equal(o.named)) && spent && !o.refined.IsZero() && o.refined.Before(o.named) &&
+		!sent.Before(o.refined):
+		o.kind = kindClock
+	}
+	if !named.IsZero() && named.After(o.named) {
+		o.named, o.refined = named, time.Time{}
+	}
+}
+
+// refine sets when the window the request sent at sent opened ends, if it
+// began at that request and lasts whole seconds: it ends the same fraction
+// past a second as it began. When no second began between sent and now,
+// that is the named second less what was left of the second sent was in,
+// plus the round trip to be sure, and the window's length is learnt;
+// otherwise the length learnt before says (ADR 0164).
+func (o *opening) refine(sent, now time.Time) {
+	if sent.After(now) {
+		return
+	}
+	if sent.Unix() == now.Unix() {
+		begun := sent.Truncate(time.Second)
+		if begun.Before(sent) {
+			begun = begun.Add(time.Second)
+		}
+		if w := o.named.Sub(begun); w > 0 {
+			o.window, o.refined = w, now.Add(w)
+		}
+	} else if o.window > 0 {
+		o.refined = now.Add(o.window)
+	}
 }
 
 // extend moves the horizon to at least t. Called under mu.

@@ -151,7 +151,8 @@ func TestRoute(t *testing.T) {
 	}
 }
 
-// A reset in whole Unix seconds is the second it names (ADR 0321): the
+// A reset in whole Unix seconds is the second it names (ADR 0321) while no
+// probe has shown how the quota's windows begin (ADR 0364): the
 // response that opened the window does not move it earlier by guessing
 // when the window began, and a later, earlier reset still counts.
 func TestPacerReadsUnixSecondResetsAsInstants(t *testing.T) {
