@@ -238,6 +238,26 @@ func TestPacerGivesOneProbeAtATime(t *testing.T) {
 	}
 }
 
+// A probe is held only for a caller who can wait for it: one whose limit
+// is shorter than the probe's hold spends the window's last unit at once,
+// unprobed, and the request after it waits for the named second.
+func TestPacerProbeNotHeldPastTheCallersLimit(t *testing.T) {
+	t.Parallel()
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	unix := func(remaining int64, named, now float64) ratelimit.Quota {
+		return ratelimit.Quota{Remaining: remaining, Limit: 20, Reset: at(named).Sub(at(now)), ResetUnix: true}
+	}
+	var p ratelimit.Pacer
+	p.Observe("api", "", unix(19, 13, 10.31), at(10.3), at(10.31)) // refined: 10.31 + 2s
+	p.Observe("api", "", unix(1, 13, 10.6), at(10.59), at(10.6))
+	if h := p.Hold("api", "", at(10.6), 500*time.Millisecond); h.Wait != 0 || h.Refused {
+		t.Errorf("the last unit under a 0.5s limit: %+v, want it sent at once", h)
+	}
+	if h := p.Hold("api", "", at(10.6), time.Minute); h.Wait != 2400*time.Millisecond {
+		t.Errorf("the request after it: held %v, want 2.4s to the named second", h.Wait)
+	}
+}
+
 // An attacker's sweep of limiters naming their resets in whole Unix
 // seconds: windows that begin at their first request or on the clock,
 // lasting whole seconds or fractions past them, with the first request at

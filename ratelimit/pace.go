@@ -251,6 +251,9 @@ func (p *Pacer) Hold(host, route string, now time.Time, limit time.Duration) Hol
 		if !s.draws(route) || !sAt.After(now) {
 			continue
 		}
+		if !s.probe.IsZero() && sAt.Equal(s.probe) && sAt.Sub(now) > limit {
+			continue // a probe the caller cannot wait for: the last unit goes now, unprobed
+		}
 		if sAt.After(at) {
 			at, spaced = sAt, sSpaced
 		}
