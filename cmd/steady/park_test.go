@@ -332,8 +332,28 @@ func TestReserveLeavesItsShare(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errText)
 	}
 	checkExact(t, rowsOf(t, out), rows)
-	if ends := windowEnds(t, srv, window); len(ends) != 2 {
-		t.Errorf("%d windows, want 2 of 2 requests each", len(ends))
+	// Every window served at most half its limit. While the pacer learns
+	// how the windows begin (ADR 0364), a window's last unreserved request
+	// may wait for its end as a probe and open the next one, so the rows
+	// may take more than the two windows the reserve alone needs.
+	if ends := windowEnds(t, srv, window); len(ends) < 2 {
+		t.Errorf("%d windows, want at least 2 of at most 2 requests each", len(ends))
+	}
+	perWindow := map[time.Time]int{}
+	var end time.Time
+	for _, r := range srv.Requests() {
+		if r.Seq == 0 {
+			continue
+		}
+		if end.IsZero() || !r.Time.Before(end) {
+			end = r.Time.Add(window)
+		}
+		perWindow[end]++
+	}
+	for e, n := range perWindow {
+		if n > limit/2 {
+			t.Errorf("the window ending %v served %d requests, more than the half the reserve leaves", e, n)
+		}
 	}
 }
 
