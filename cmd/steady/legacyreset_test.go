@@ -26,23 +26,7 @@ func TestHarvestLegacyResetsHeldToTheFloor(t *testing.T) {
 	for _, ra := range []bool{true, false} {
 		l := limitertest.Limiter{Limit: 20, WindowMs: 2000, Headers: "legacy", RetryAfter: &ra}
 		t.Run(l.String(), func(t *testing.T) {
-			srv := limitertest.Start(t, limitertest.Config{Rows: rows, Page: 1, Limiters: []limitertest.Limiter{l}})
-			out := filepath.Join(t.TempDir(), "rows.jsonl")
-			start := time.Now()
-			code, _, errText := cli(t, "harvest", "-v", srv.URL+"/items?offset=0&limit=1", "-o", out)
-			elapsed := time.Since(start)
-			if code != exitOK {
-				t.Fatalf("exit %d: %s", code, errText)
-			}
-			checkExact(t, rowsOf(t, out), rows)
-			served, refused := srv.Stats(t)
-			if refused != 0 || served != rows {
-				t.Errorf("the server served %d and refused %d; want %d served and none refused", served, refused, rows)
-			}
-			floor := limitertest.Floor(rows, []limitertest.Limiter{l})
-			held, holds := heldFor(t, errText)
-			t.Logf("%d rows in %v (%.3fx the floor of %v); %d holds, %v in all (%.3fx)", rows, elapsed.Round(time.Millisecond),
-				elapsed.Seconds()/floor.Seconds(), floor, holds, held.Round(time.Millisecond), held.Seconds()/floor.Seconds())
+			floor, held, holds := harvestPaced(t, rows, []limitertest.Limiter{l})
 			if holds == 0 || held > floor*102/100 {
 				t.Errorf("held %d requests for %v in all; want some, for at most %v (1.02x the floor)", holds, held, floor*102/100)
 			}

@@ -62,29 +62,38 @@ func TestHarvestAtTheQuotasEdge(t *testing.T) {
 	const rows = 61
 	for _, c := range limiterCases() {
 		t.Run(c.name, func(t *testing.T) {
-			srv := limitertest.Start(t, limitertest.Config{Rows: rows, Page: 1, Limiters: c.limiters})
-			out := filepath.Join(t.TempDir(), "rows.jsonl")
-			start := time.Now()
-			code, _, errText := cli(t, "harvest", "-v", srv.URL+"/items?offset=0&limit=1", "-o", out)
-			elapsed := time.Since(start)
-			if code != exitOK {
-				t.Fatalf("exit %d: %s", code, errText)
-			}
-			checkExact(t, rowsOf(t, out), rows)
-			served, refused := srv.Stats(t)
-			if refused != 0 || served != rows {
-				t.Errorf("the server served %d and refused %d; want %d served and none refused", served, refused, rows)
-			}
-			floor := limitertest.Floor(rows, c.limiters)
-			held, holds := heldFor(t, errText)
-			t.Logf("%d rows in %v; the quota's floor is %v (%.3fx); %d holds, %v in all (%.3fx)", rows, elapsed.Round(time.Millisecond),
-				floor, elapsed.Seconds()/floor.Seconds(), holds, held.Round(time.Millisecond), held.Seconds()/floor.Seconds())
+			floor, held, holds := harvestPaced(t, rows, c.limiters)
 			allowed := floor*110/100 + wholeSecondSlack(rows, c.limiters)
 			if holds == 0 || held > allowed {
 				t.Errorf("held %d requests for %v in all; want some, for at most %v (1.10x the floor of %v, plus a second a window for a reset named in whole seconds)", holds, held, allowed, floor)
 			}
 		})
 	}
+}
+
+// harvestPaced harvests rows, one a page, from a limitertest server behind
+// limiters, checks that every row came once and the server refused none,
+// and returns the quota's floor and the pacer's holds (its -v lines).
+func harvestPaced(t *testing.T, rows int, limiters []limitertest.Limiter) (floor, held time.Duration, holds int) {
+	t.Helper()
+	srv := limitertest.Start(t, limitertest.Config{Rows: rows, Page: 1, Limiters: limiters})
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	start := time.Now()
+	code, _, errText := cli(t, "harvest", "-v", srv.URL+"/items?offset=0&limit=1", "-o", out)
+	elapsed := time.Since(start)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	checkExact(t, rowsOf(t, out), rows)
+	served, refused := srv.Stats(t)
+	if refused != 0 || served != rows {
+		t.Errorf("the server served %d and refused %d; want %d served and none refused", served, refused, rows)
+	}
+	floor = limitertest.Floor(rows, limiters)
+	held, holds = heldFor(t, errText)
+	t.Logf("%d rows in %v; the quota's floor is %v (%.3fx); %d holds, %v in all (%.3fx)", rows, elapsed.Round(time.Millisecond),
+		floor, elapsed.Seconds()/floor.Seconds(), holds, held.Round(time.Millisecond), held.Seconds()/floor.Seconds())
+	return floor, held, holds
 }
 
 // wholeSecondSlack is what a reset named in whole Unix seconds (the legacy

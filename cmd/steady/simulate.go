@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -82,18 +83,12 @@ defaults included; --plot draws them all.`,
 			if scenario == "overload" || scenario == "flapping" || scenario == "policies" {
 				return runOverload(cmd, g, scenario, clients, seed, plot, force)
 			}
-			w := cmd.OutOrStdout()
-			var svg *output
-			if plot != "" {
-				var err error
-				if svg, err = createOutput(cmd.Context(), plot, force, w); err != nil {
-					return err
-				}
+			w, svg, err := plotOutput(cmd, plot, force)
+			if err != nil {
+				return err
+			}
+			if svg != nil {
 				defer svg.abort()
-				if plot == "-" {
-					// The chart is standard output: the tables go to stderr.
-					w = cmd.ErrOrStderr()
-				}
 			}
 			if scenario != "outage" {
 				n := trials
@@ -190,21 +185,34 @@ func runLimiter(cmd *cobra.Command, seed uint64) error {
 	return simulate.WriteLimiterTable(w, runs)
 }
 
+// plotOutput opens --plot's file, if one is asked for, and returns where
+// the tables go: standard output, or standard error when the chart is
+// standard output.
+func plotOutput(cmd *cobra.Command, plot string, force bool) (io.Writer, *output, error) {
+	w := cmd.OutOrStdout()
+	if plot == "" {
+		return w, nil, nil
+	}
+	svg, err := createOutput(cmd.Context(), plot, force, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	if plot == "-" {
+		w = cmd.ErrOrStderr()
+	}
+	return w, svg, nil
+}
+
 // runOverload runs one of the scenarios of overload control: overload and
 // flapping print the overload table, policies the outage table of every
 // policy and, with --plot, their chart.
 func runOverload(cmd *cobra.Command, g *globals, scenario string, clients int, seed uint64, plot string, force bool) error {
-	w := cmd.OutOrStdout()
-	var svg *output
-	if plot != "" {
-		var err error
-		if svg, err = createOutput(cmd.Context(), plot, force, w); err != nil {
-			return err
-		}
+	w, svg, err := plotOutput(cmd, plot, force)
+	if err != nil {
+		return err
+	}
+	if svg != nil {
 		defer svg.abort()
-		if plot == "-" {
-			w = cmd.ErrOrStderr()
-		}
 	}
 	cfg := simulate.OutageConfig{Clients: clients, Seed: seed}
 	run, title := simulate.OverloadOutage, "Overload: an outage under load, with and without steady's circuit breaker"
