@@ -28,3 +28,36 @@ func TestReadPrefixGrowsExactly(t *testing.T) {
 		}
 	}
 }
+
+// TestReadPrefixTrustsALengthOnlySoFar: a body of the length it announced
+// is read into one buffer of that size, while a liar's length costs at
+// most trustedLength before its bytes arrive, and a body longer than it
+// said is still read whole.
+func TestReadPrefixTrustsALengthOnlySoFar(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		cl, sent  int64
+		most      int64
+		wantCap   int64 // the buffer's capacity, exactly
+		wantBytes int64
+	}{
+		{"honest", 90_000, 90_000, -1, 90_001, 90_000},
+		{"honest, bounded", 90_000, 90_000, 50_000, 50_000, 50_000},
+		{"a liar's gigabyte", 1 << 30, 10, -1, trustedLength + 1, 10},
+		{"longer than it said", 100, 10_000, -1, 16 << 10, 10_000},
+		{"empty", 0, 0, -1, 1, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			buf, ended, err := readPrefix(bytes.NewReader(bytes.Repeat([]byte("x"), int(c.sent))), c.cl, c.most, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int64(len(buf)) != c.wantBytes || ended != (c.wantBytes == c.sent) {
+				t.Errorf("read %d bytes (ended %v), want %d", len(buf), ended, c.wantBytes)
+			}
+			if int64(cap(buf)) != c.wantCap {
+				t.Errorf("held in a buffer of %d bytes, want %d", cap(buf), c.wantCap)
+			}
+		})
+	}
+}
