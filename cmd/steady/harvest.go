@@ -156,6 +156,9 @@ func (j *job) run(ctx context.Context, rep event.Reporter) (res result, err erro
 	if j.maxRows > 0 {
 		opt.MaxRows = j.maxRows - int(st.Rows)
 	}
+	if j.pages == "auto" && rep != nil {
+		opt.Reporter = &firstPageHold{r: rep, holding: true}
+	}
 	if j.start, err = unsealNext(st.Next, j.client.Redactor(), statePath(j.out)); err != nil {
 		return res, err
 	}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"sync"
 
+	"github.com/steadyhttp/steady/event"
 	"github.com/steadyhttp/steady/paginate"
 )
 
@@ -47,9 +49,11 @@ func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, st *harvestS
 			}
 		}
 	}
+	hold, _ := opt.Reporter.(*firstPageHold)
 	return func(ctx context.Context) iter.Seq2[*paginate.Page, error] {
 		return func(yield func(*paginate.Page, error) bool) {
 			var d paginate.Detection
+			defer hold.release(true)
 			for p, err := range first.All(ctx) {
 				if notJSONFirst(err) {
 					// An XML listing, say: the page is fetched again as
@@ -57,6 +61,7 @@ func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, st *harvestS
 					p, err = j.probe(ctx, opt)
 				}
 				if err != nil || p.Number > 1 || first.Summary().Detected.Next != "" {
+					hold.release(true)
 					if !yield(p, err) {
 						return
 					}
@@ -74,6 +79,7 @@ func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, st *harvestS
 				}
 				if d.Single || d.Spelling == "link" || d.Spelling == "json-links" {
 					d = paginate.Detection{}
+					hold.release(true)
 					if !yield(p, nil) {
 						return
 					}
@@ -84,7 +90,13 @@ func (j *job) autoPages(walk **paginate.Walk, opt paginate.Options, st *harvestS
 			if d.Next == nil {
 				return
 			}
+			// The walk of that style fetches the first page again and
+			// reports it itself.
+			hold.release(false)
 			next, skip := opt, int64(0)
+			if hold != nil {
+				next.Reporter = hold.r
+			}
 			next.Next = d.Next
 			next.Concurrency = 0 // auto settles on one style only after a page: it keeps to one page at a time
 			if isXMLStyle(d.Next) {
@@ -197,4 +209,44 @@ func (j *job) probe(ctx context.Context, opt paginate.Options) (*paginate.Page, 
 		return p, err
 	}
 	return nil, errors.New("the first page could not be fetched again")
+}
+
+// firstPageHold passes events on to r, except the pages reported while
+// --pages auto reads the first page: those are held until auto knows
+// whether that page stands (release(true) passes them on) or the walk of
+// the style it proved fetches it again (release(false) drops them), so
+// that progress counts the first page once.
+type firstPageHold struct {
+	r       event.Reporter
+	mu      sync.Mutex
+	holding bool
+	held    []event.Event
+}
+
+func (h *firstPageHold) Report(e event.Event) {
+	h.mu.Lock()
+	if h.holding && e.Kind == event.PageReceived {
+		h.held = append(h.held, e)
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
+	h.r.Report(e)
+}
+
+// release ends the hold, passing on what it held when keep is set. A nil
+// hold, or one already released, does nothing.
+func (h *firstPageHold) release(keep bool) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	held := h.held
+	h.held, h.holding = nil, false
+	h.mu.Unlock()
+	if keep {
+		for _, e := range held {
+			h.r.Report(e)
+		}
+	}
 }
