@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steadyhttp/steady/internal/wiretest"
 	"github.com/steadyhttp/steady/steadytest"
 )
 
@@ -32,7 +33,46 @@ func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	}
 	checkUserWords(t, args, code, errb.String())
 	checkUnlocked(t, args)
+	checkStateKeyFree(t, args)
 	return code, out.String(), errb.String()
+}
+
+// checkStateKeyFree is the invariant that a harvest's saved state holds no
+// secret, checked after every harvest a test runs: neither STEADY_API_KEY
+// nor a value given with -H is in the state file beside the output, in any
+// encoding the key watch knows (ADRs 0354, 0363), whatever the key was sent
+// in (a header, the query, the path of a next link).
+func checkStateKeyFree(t *testing.T, args []string) {
+	t.Helper()
+	out := outputArg(args)
+	if len(args) == 0 || args[0] != "harvest" || out == "" || out == "-" {
+		return
+	}
+	state, err := os.ReadFile(statePath(out))
+	if err != nil {
+		return // no state: nothing saved to leak
+	}
+	var secrets []string
+	if k := os.Getenv("STEADY_API_KEY"); k != "" {
+		secrets = append(secrets, k)
+	}
+	for i, a := range args {
+		if (a == "-H" || a == "--header") && i+1 < len(args) {
+			if _, v, ok := strings.Cut(args[i+1], ":"); ok && len(strings.TrimSpace(v)) >= 3 {
+				secrets = append(secrets, strings.TrimSpace(v))
+			}
+		}
+	}
+	text := strings.ToLower(string(state))
+	for _, secret := range secrets {
+		forms := wiretest.Forms(secret)
+		forms["as given"] = secret
+		for name, form := range forms {
+			if strings.Contains(text, strings.ToLower(form)) {
+				t.Errorf("harvest %s: the state file %s holds a secret (%s): %s", out, statePath(out), name, state)
+			}
+		}
+	}
 }
 
 // checkUnlocked is the invariant of one writer per output (ADR 305),
