@@ -64,7 +64,13 @@ func (h harvest) summaryAttempts() int {
 // not pass as data.
 func walk(ctx context.Context, c *steady.Client, tally *attemptCount, total, pageSize int, onPage func(n int)) harvest {
 	h := harvest{total: total}
-	w, err := c.Walk(steadytest.ItemsPath, url.Values{"limit": {strconv.Itoa(pageSize)}}, paginate.Options{})
+	opt := paginate.Options{}
+	if onPage != nil {
+		// A fault set after page n must strike page n+1: nothing is
+		// asked for before the page is handed over.
+		opt.Concurrency = 1
+	}
+	w, err := c.Walk(steadytest.ItemsPath, url.Values{"limit": {strconv.Itoa(pageSize)}}, opt)
 	if err != nil {
 		h.err = err
 		return h

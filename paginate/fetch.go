@@ -30,6 +30,19 @@ type hints struct {
 // fetch requests page n at u and returns it read, closed and, where JSON is
 // expected, checked.
 func (w *Walk) fetch(ctx context.Context, pl *plan, t target, n int, h *hints) (*Page, error) {
+	p, err := w.receive(ctx, pl, t, n, h)
+	if err != nil {
+		return nil, err
+	}
+	if err := pl.check(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// receive requests page n at u and returns it read and closed, not yet
+// checked.
+func (w *Walk) receive(ctx context.Context, pl *plan, t target, n int, h *hints) (*Page, error) {
 	u := t.u
 	req, err := w.request(ctx, t, n == 1)
 	if err != nil {
@@ -68,23 +81,28 @@ func (w *Walk) fetch(ctx context.Context, pl *plan, t target, n int, h *hints) (
 	}
 	h.body = len(body)
 	w.tracker.Mark() // a page arrived: the walk is not silent, whatever comes next
-	p := &Page{Number: n, URL: final, Status: resp.StatusCode, Header: resp.Header, Body: body, requested: u}
+	return &Page{Number: n, URL: final, Status: resp.StatusCode, Header: resp.Header, Body: body, requested: u}, nil
+}
+
+// check reads p's body as the walk expects it: JSON, with its items and
+// the strategy's value found, or an XML listing.
+func (pl *plan) check(p *Page) error {
 	if pl.needJSON() {
-		if err := pl.parse(p, h); err != nil {
-			return nil, err
+		if err := pl.parse(p); err != nil {
+			return err
 		}
 	}
 	if pl.xml != nil {
-		pg, err := pl.xml.readXML(body)
+		pg, err := pl.xml.readXML(p.Body)
 		if err != nil {
-			return nil, &Error{Err: err, Page: n, URL: credentials.RedactURL(final)}
+			return &Error{Err: err, Page: p.Number, URL: credentials.RedactURL(p.URL)}
 		}
 		p.xml = &pg
 		if pl.xmlItems {
 			p.Items = itemsOf(pg.items)
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // guardRedirects returns a copy of client whose redirects obey the
@@ -206,7 +224,7 @@ func readBody(resp *http.Response, limit int64, hint int) ([]byte, error) {
 
 // parse checks p's body as JSON and finds its items and the strategy's
 // value in one pass.
-func (pl *plan) parse(p *Page, h *hints) error {
+func (pl *plan) parse(p *Page) error {
 	redacted := func() string { return credentials.RedactURL(p.URL) }
 	if len(p.Body) == 0 {
 		return &Error{Err: ErrEmptyBody, Page: p.Number, URL: redacted()}

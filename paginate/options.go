@@ -77,6 +77,12 @@ type Options struct {
 	// in order, and the summary's resume point is the first page not
 	// yielded; pages fetched past the last one are dropped unseen. 0 or 1
 	// fetches one page at a time, as every other style always does.
+	//
+	// A [LinkHeader] walk asks for the next page as soon as a page has
+	// arrived, while it is checked and handed over, so that work overlaps
+	// the next round trip; it still has one request in flight at a time.
+	// Concurrency 1 makes it wait until the page is handed over, for a
+	// caller that changes something between pages.
 	Concurrency int
 
 	// Range is, for a [Range] walk, the Range header of its first request,

@@ -128,6 +128,13 @@ func (w *Walk) Summary() Summary {
 // nothing is left open, because each body is read and closed before its
 // page is yielded. When ctx ends, the error is ctx's own.
 //
+// A [LinkHeader] walk sends the request for the next page as soon as a
+// page's body is read, before that page is checked and yielded (see
+// [Options.Concurrency]). When the page fails its check, or the loop stops
+// at it, that request is cancelled and its answer never seen. It asks
+// nothing ahead while MaxRows may end the walk at the page, at MaxPages,
+// or after a page of more than 4 MiB.
+//
 // All pages share one [liveness.Tracker] (ctx's, or a new one), which each
 // page marks, so a retrying transport's stall budget measures silence
 // across the whole walk. Each request asks that transport to read the body
@@ -155,12 +162,21 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 			fa = &ahead{w: w, pl: pl, guard: guard, ctx: reqCtx, max: w.opt.Concurrency}
 			defer fa.drop()
 		}
+		var pre *future // the page after p, asked for while p is checked
+		defer func() { pre.stop() }()
 		t := pl.firstTarget(w.req)
 		for n := 1; ; n++ {
 			var p *Page
-			if fa != nil && n > 1 {
+			var next *target
+			var linkErr error
+			early := false // next and linkErr are known already
+			switch {
+			case fa != nil && n > 1:
 				p, err = fa.take(ctx, n, t)
-			} else {
+			case pl.headerLinked():
+				p, next, linkErr, err = w.linkedPage(ctx, reqCtx, pl, guard, t, n, &hints, &pre)
+				early = true
+			default:
 				p, err = w.page(ctx, reqCtx, pl, guard, t, n, &hints)
 			}
 			if err != nil {
@@ -170,7 +186,9 @@ func (w *Walk) All(ctx context.Context) iter.Seq2[*Page, error] {
 			if p == nil {
 				return // the server clamped a request past the end
 			}
-			next, linkErr := w.following(pl, p, guard)
+			if !early {
+				next, linkErr = w.following(pl, p, guard)
+			}
 			if linkErr != nil {
 				linkErr = walkError(pl.redact, linkErr)
 			}
