@@ -768,6 +768,9 @@ resume; a symbolic link as the output is refused.`,
 				j.say = say
 			}
 			pk.limit = s.MaxRetryAfter
+			if n := j.procs(); n > 0 && setProcs != nil {
+				setProcs(n)
+			}
 			res, err := j.runParked(cmd.Context(), r, &pk)
 			r.Close()
 			if serr := pk.writeStatus(file, res, err); serr != nil && err == nil {
