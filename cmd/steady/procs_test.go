@@ -9,7 +9,7 @@ import (
 )
 
 // A harvest that fetches one page at a time into a plain output asks for
-// one P, and every other keeps the process's (ADR 0368), whichever flags
+// one P, and every other keeps the process's (ADR 0369), whichever flags
 // lead there. Not parallel: it swaps setProcs, which every harvest of the
 // process reads.
 func TestHarvestProcs(t *testing.T) {
