@@ -92,21 +92,13 @@ func TestLinkWalkAsksForTheNextPageWhileThisOneIsHandled(t *testing.T) {
 		if tr.max != 1 {
 			t.Errorf("%d requests in flight at once, want 1", tr.max)
 		}
-		if want := seq(1, pages); !slices.Equal(reported, want) {
+		if want := seqInts(1, pages); !slices.Equal(reported, want) {
 			t.Errorf("pages reported %v, want 1..%d in order", reported, pages)
 		}
 		if s := w.Summary(); !s.Complete || s.Pages != pages || s.Items != rows {
 			t.Errorf("summary %+v", s)
 		}
 	})
-}
-
-func seq(from, to int) []int {
-	var s []int
-	for i := from; i <= to; i++ {
-		s = append(s, i)
-	}
-	return s
 }
 
 // When a page fails its check, the request already sent for the page
